@@ -1,0 +1,3 @@
+module blockspace.exchange/deploy
+
+go 1.26

@@ -1,0 +1,3 @@
+module blockspace.exchange/ingress
+
+go 1.26

@@ -1,0 +1,3 @@
+module blockspace.exchange/matcher
+
+go 1.26

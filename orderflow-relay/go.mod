@@ -1,0 +1,3 @@
+module blockspace.exchange/orderflow-relay
+
+go 1.26

@@ -1,0 +1,3 @@
+module blockspace.exchange/platform
+
+go 1.26

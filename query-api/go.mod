@@ -1,0 +1,3 @@
+module blockspace.exchange/query-api
+
+go 1.26

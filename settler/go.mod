@@ -1,0 +1,3 @@
+module blockspace.exchange/settler
+
+go 1.26

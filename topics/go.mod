@@ -1,0 +1,3 @@
+module blockspace.exchange/topics
+
+go 1.26
