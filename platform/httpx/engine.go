@@ -1,0 +1,79 @@
+package httpx
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config configures the frame of one service.
+type Config struct {
+	Service       string        // name in logs and metrics, e.g. "query-api"
+	Logger        *slog.Logger  // required
+	Metrics       *Metrics      // nil: no request metrics
+	MaxInFlight   int           // concurrent requests before 429; default 1024
+	MaxBodyBytes  int64         // request body cap; default 1 MiB
+	DBPool        *pgxpool.Pool // nil: no database-pressure check
+	DBQueueFactor int           // requests waiting per pool connection before 429; default 4
+	Routes        []Route       // the whole REST interface, for 400 on a known path with another method
+}
+
+func (c *Config) applyDefaults() error {
+	if c.Logger == nil {
+		return fmt.Errorf("httpx: Logger is required")
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 1024
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.DBQueueFactor <= 0 {
+		c.DBQueueFactor = 4
+	}
+	return nil
+}
+
+// NewEngine returns a gin engine with the frame's middleware in order:
+// request id first (so every answer carries it), then observation, error
+// rendering, panic recovery, load shedding and the body cap. Routes are
+// added by the service.
+func NewEngine(cfg Config) (*gin.Engine, error) {
+	if err := cfg.applyDefaults(); err != nil {
+		return nil, err
+	}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.RedirectTrailingSlash = false
+	lim := &limiter{maxInFlight: int64(cfg.MaxInFlight), pool: cfg.DBPool, queueFactor: int64(cfg.DBQueueFactor)}
+	e.Use(
+		requestIDMiddleware(newIDSource()),
+		observe(cfg.Logger.With("service", cfg.Service), cfg.Metrics),
+		renderErrors(),
+		recoverPanics(),
+		lim.middleware(),
+		limitBody(cfg.MaxBodyBytes),
+	)
+	table := newRouteTable(cfg.Routes)
+	e.NoMethod(func(c *gin.Context) { methodNotAllowed(c, table) })
+	e.NoRoute(func(c *gin.Context) { methodNotAllowed(c, table) })
+	return e, nil
+}
+
+// methodNotAllowed answers 400 for a path of the interface used with a
+// method it does not define (the interface's rule, not 405), and 404 for a
+// path the interface does not have.
+func methodNotAllowed(c *gin.Context, t routeTable) {
+	path := c.Request.URL.Path
+	if allowed := t.allowed(path); allowed != nil {
+		Fail(c, Invalid("method %s is not supported on %s; use %s", c.Request.Method, path, strings.Join(allowed, " or ")))
+		return
+	}
+	Fail(c, &Error{Status: http.StatusNotFound, Code: CodeValidation, Key: "error.notFound", Message: "no such path: " + path})
+}

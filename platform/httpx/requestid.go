@@ -1,0 +1,67 @@
+package httpx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/gin-gonic/gin"
+)
+
+const (
+	// HeaderRequestID carries the correlation id of a request both ways.
+	HeaderRequestID = "X-Request-ID"
+	requestIDKey    = "httpx.requestID"
+	maxRequestIDLen = 128
+)
+
+// idSource makes request ids that are unique across processes (a random
+// prefix per process) and cheap (a counter per request).
+type idSource struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newIDSource() *idSource {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &idSource{prefix: hex.EncodeToString(b[:]) + "-"}
+}
+
+func (s *idSource) next() string {
+	return s.prefix + strconv.FormatUint(s.n.Add(1), 36)
+}
+
+// requestIDMiddleware echoes a well-formed client id or assigns one, and
+// puts it on the response before anything else can answer.
+func requestIDMiddleware(ids *idSource) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader(HeaderRequestID)
+		if !validRequestID(id) {
+			id = ids.next()
+		}
+		c.Set(requestIDKey, id)
+		c.Writer.Header().Set(HeaderRequestID, id)
+		c.Next()
+	}
+}
+
+// validRequestID accepts visible ASCII up to a bounded length, so a client
+// id can be echoed into headers and logs without injection.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// RequestID returns the id of the request being served.
+func RequestID(c *gin.Context) string {
+	return c.GetString(requestIDKey)
+}

@@ -1,0 +1,89 @@
+// Package queryapi is the read side of the REST interface: public
+// reference and market data and the user's own reads, served from
+// Postgres read models and caches.
+package queryapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/platform/api"
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/query-api/internal/reference"
+)
+
+// Config is the query-api's own configuration.
+type Config struct {
+	Environment        environment.Environment
+	CollateralContract string        // deposit contract of the environment's chain; "" keeps the stored one
+	ReferenceRefresh   time.Duration // how often reference data is reloaded
+	MaxInFlight        int           // concurrent requests before 429
+}
+
+// Deps are the resources the caller owns and shares.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	Logger  *slog.Logger
+	Metrics *httpx.Metrics
+	// DBErr reports whether Postgres is reachable (a health monitor's
+	// last probe); routes that need it answer 503 while it is not.
+	DBErr func() error
+}
+
+// Service is a running query-api.
+type Service struct {
+	cfg    Config
+	engine *gin.Engine
+	ref    *reference.Cache
+}
+
+// New builds the service and loads what it serves; it fails when
+// Postgres cannot be read, so a process is not ready with empty caches.
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if cfg.ReferenceRefresh <= 0 {
+		cfg.ReferenceRefresh = 5 * time.Second
+	}
+	engine, err := httpx.NewEngine(httpx.Config{
+		Service: "query-api", Logger: deps.Logger, Metrics: deps.Metrics,
+		MaxInFlight: cfg.MaxInFlight, DBPool: deps.Pool, Routes: api.MustRoutes(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := reference.SetCollateralContract(ctx, deps.Pool, cfg.Environment.ChainID, cfg.CollateralContract); err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, engine: engine, ref: reference.NewCache(deps.Pool, cfg.Environment.ChainID, deps.Logger)}
+	if err := s.ref.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("query-api: %w", err)
+	}
+	s.ref.Register(engine, httpx.Needs("postgres", deps.DBErr))
+	return s, nil
+}
+
+// Handler is the REST handler of the service.
+func (s *Service) Handler() http.Handler { return s.engine }
+
+// Routes lists the routes the service serves, in the interface's syntax.
+func (s *Service) Routes() []httpx.Route { return engineRoutes(s.engine) }
+
+// Run keeps caches fresh until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	s.ref.Run(ctx, s.cfg.ReferenceRefresh)
+	return nil
+}
+
+func engineRoutes(e *gin.Engine) []httpx.Route {
+	var out []httpx.Route
+	for _, r := range e.Routes() {
+		out = append(out, httpx.Route{Method: r.Method, Path: httpx.TemplatePath(r.Path)})
+	}
+	return out
+}
