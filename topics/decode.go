@@ -1,0 +1,104 @@
+package topics
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Decode parses and validates an envelope. It is strict where a mistake
+// would be silent: every field must be present with its exact lower-case
+// name and right JSON type, no field may repeat, and nothing may follow the
+// object. Unknown fields are ignored so that a later envelope field does not
+// break older readers. Data is returned compacted, so decoding the encoding
+// of a decoded envelope gives the same envelope.
+func Decode(b []byte) (Envelope, error) {
+	fields, err := objectFields(b)
+	if err != nil {
+		return Envelope{}, fmt.Errorf("decode envelope: %w: %w", ErrInvalidEnvelope, err)
+	}
+	e, err := envelopeFromFields(fields)
+	if err != nil {
+		return Envelope{}, fmt.Errorf("decode envelope: %w", err)
+	}
+	if err := e.Validate(); err != nil {
+		return Envelope{}, fmt.Errorf("decode envelope: %w", err)
+	}
+	return e, nil
+}
+
+// objectFields splits one JSON object into its raw member values, refusing
+// duplicate names: two "type" members would let two readers disagree.
+func objectFields(b []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	fields := make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read member name: %w", err)
+		}
+		name, _ := tok.(string)
+		if _, dup := fields[name]; dup {
+			return nil, fmt.Errorf("member %q appears twice", name)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("read member %q: %w", name, err)
+		}
+		fields[name] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("read object end: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the object")
+	}
+	return fields, nil
+}
+
+func envelopeFromFields(fields map[string]json.RawMessage) (Envelope, error) {
+	var e Envelope
+	if err := member(fields, "type", &e.Type); err != nil {
+		return Envelope{}, err
+	}
+	if err := member(fields, "version", &e.Version); err != nil {
+		return Envelope{}, err
+	}
+	if err := member(fields, "id", &e.ID); err != nil {
+		return Envelope{}, err
+	}
+	if err := member(fields, "time", &e.Time); err != nil {
+		return Envelope{}, err
+	}
+	data, ok := fields["data"]
+	if !ok {
+		return Envelope{}, fmt.Errorf("%w: missing data", ErrInvalidEnvelope)
+	}
+	if err := validateData(data); err != nil {
+		return Envelope{}, err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return Envelope{}, fmt.Errorf("%w: data: %w", ErrInvalidEnvelope, err)
+	}
+	e.Data = compact.Bytes()
+	return e, nil
+}
+
+// member decodes one required member. A JSON null is treated as missing,
+// because encoding/json would otherwise leave the zero value in place.
+func member(fields map[string]json.RawMessage, name string, v any) error {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		return fmt.Errorf("%w: missing %s", ErrInvalidEnvelope, name)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrInvalidEnvelope, name, err)
+	}
+	return nil
+}
