@@ -3,6 +3,7 @@ module blockspace.exchange/platform
 go 1.26.0
 
 require (
+	blockspace.exchange/topics v0.0.0
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.0 // indirect
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
@@ -47,3 +48,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace blockspace.exchange/topics => ../topics
