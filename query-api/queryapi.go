@@ -65,6 +65,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, fmt.Errorf("query-api: %w", err)
 	}
 	s.ref.Register(engine, httpx.Needs("postgres", deps.DBErr))
+	engine.GET("/api/v1/openapi.yaml", func(c *gin.Context) {
+		c.Data(http.StatusOK, "application/yaml", api.OpenAPI)
+	})
 	return s, nil
 }
 
