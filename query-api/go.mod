@@ -10,6 +10,7 @@ replace (
 
 require (
 	blockspace.exchange/platform v0.0.0-00010101000000-000000000000
+	blockspace.exchange/settler v0.0.0-00010101000000-000000000000
 	github.com/gin-gonic/gin v1.12.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/shopspring/decimal v1.6.0

@@ -1,0 +1,135 @@
+package queryapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type reply struct {
+	Status int
+	Body   struct {
+		Success bool            `json:"success"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+}
+
+func get(t *testing.T, h http.Handler, path string) reply {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	r := reply{Status: rec.Code}
+	if err := json.Unmarshal(rec.Body.Bytes(), &r.Body); err != nil {
+		t.Fatalf("GET %s: body is not JSON: %s", path, rec.Body)
+	}
+	return r
+}
+
+func newService(t *testing.T, envName, contract string, dbErr func() error) (*Service, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.New(t, schema.Migrations())
+	env, err := environment.Lookup(envName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dbErr == nil {
+		dbErr = func() error { return nil }
+	}
+	s, err := New(context.Background(), Config{Environment: env, CollateralContract: contract},
+		Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DBErr: dbErr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pool
+}
+
+func TestPublicReferenceEndpoints(t *testing.T) {
+	s, _ := newService(t, "hoodi", "0x00000000000000000000000000000000000000AB", nil)
+	h := s.Handler()
+	cases := []struct {
+		path string
+		want string
+	}{
+		{"/api/v1/p/network?chainId=1", `{"network":{"networkId":1,"chainId":1,"name":"Ethereum","enable":true,"visible":true}}`},
+		{"/api/v1/p/network?chainId=0x88BB0", `{"network":{"networkId":2,"chainId":560048,"name":"Hoodi","enable":true,"visible":true}}`},
+		{"/api/v1/p/tokens", `{"tokens":[{"tokenId":1,"code":"ETH","name":"Ether","tokenAddress":"0x0000000000000000000000000000000000000000","decimals":18,"nativeToken":true,"withdrawFee":"0.0001","price":"1"}]}`},
+		{"/api/v1/p/user/fees", `{"buyFeeRate":"0.001","primarySellFeeRate":"0.02","secondarySellFeeRate":"0.005"}`},
+		{"/api/v1/p/funding/contractAddress", `{"contractAddress":"0x00000000000000000000000000000000000000ab"}`},
+		{"/api/v1/p/funding/withdraw/dailyWithdrawLimits", `{"dailyWithdrawLimits":[{"tokenId":1,"chainId":560048,"tokenAddress":"0x0000000000000000000000000000000000000000","withdrawFee":"0.0001","dailyWithdrawLimit":"1000","remainingWithdrawLimit":"1000"}]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			r := get(t, h, tc.path)
+			if r.Status != 200 || !r.Body.Success {
+				t.Fatalf("status %d success %v: %s", r.Status, r.Body.Success, r.Body.Message)
+			}
+			if string(r.Body.Data) != tc.want {
+				t.Fatalf("data\n got %s\nwant %s", r.Body.Data, tc.want)
+			}
+		})
+	}
+}
+
+func TestNetworkRejectsBadChainID(t *testing.T) {
+	s, _ := newService(t, "mainnet", "", nil)
+	for _, q := range []string{"", "?chainId=", "?chainId=abc", "?chainId=0", "?chainId=-1", "?chainId=1.5"} {
+		r := get(t, s.Handler(), "/api/v1/p/network"+q)
+		if r.Status != 400 || r.Body.Code != 1001 || !contains(r.Body.Message, "chainId") {
+			t.Errorf("%q: status %d code %d message %q", q, r.Status, r.Body.Code, r.Body.Message)
+		}
+	}
+	r := get(t, s.Handler(), "/api/v1/p/network?chainId=5")
+	if r.Status != 200 || r.Body.Success || r.Body.Code != 1002 {
+		t.Errorf("unknown chain: status %d success %v code %d", r.Status, r.Body.Success, r.Body.Code)
+	}
+}
+
+func TestContractAddressUnsetIsRefused(t *testing.T) {
+	s, _ := newService(t, "mainnet", "", nil)
+	r := get(t, s.Handler(), "/api/v1/p/funding/contractAddress")
+	if r.Status != 200 || r.Body.Success || r.Body.Code != 1002 || !contains(r.Body.Message, "chainId 1") {
+		t.Fatalf("status %d success %v code %d %q", r.Status, r.Body.Success, r.Body.Code, r.Body.Message)
+	}
+}
+
+func TestReloadPicksUpChangedReferenceData(t *testing.T) {
+	s, pool := newService(t, "mainnet", "", nil)
+	if _, err := pool.Exec(context.Background(), `UPDATE fee_schedules SET buy_fee_rate = 0.0025 WHERE user_class = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ref.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, s.Handler(), "/api/v1/p/user/fees")
+	if !contains(string(r.Body.Data), `"buyFeeRate":"0.0025"`) {
+		t.Fatalf("fees after reload: %s", r.Body.Data)
+	}
+}
+
+func TestReferenceAnswers503WhilePostgresDown(t *testing.T) {
+	down := errors.New("connection refused")
+	s, _ := newService(t, "mainnet", "", func() error { return down })
+	r := get(t, s.Handler(), "/api/v1/p/tokens")
+	if r.Status != 503 || r.Body.Code != 21 {
+		t.Fatalf("status %d code %d", r.Status, r.Body.Code)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
