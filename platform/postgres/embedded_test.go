@@ -100,9 +100,14 @@ func TestEmbeddedRecoversStaleLock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			// Durable settings: an asynchronous commit may be lost with
-			// the killed server, which is what Ephemeral accepts.
-			cfg := EmbeddedConfig{DataDir: dataDir(t)}
+			cfg := EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true}
+			created := start(t, cfg) // an ephemeral initdb skips its slow fsync
+			if err := created.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			// Durable settings from here on: an asynchronous commit may be
+			// lost with a killed server, which is what Ephemeral accepts.
+			cfg.Ephemeral = false
 			first := start(t, cfg)
 			execSQL(t, first, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1)")
 			pidFile := layout{root: cfg.DataDir}.pidFile()
@@ -150,8 +155,8 @@ func TestEmbeddedDiesWithItsParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	if _, err := fmt.Fscan(out, &pid); err != nil {
-		t.Fatalf("read postmaster pid from helper: %v", err)
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+		t.Fatalf("read postmaster pid from helper: pid %d, %v", pid, err)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
