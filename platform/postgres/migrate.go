@@ -24,7 +24,8 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
 )`
 
 // Migrate applies the NNNN_name.sql files at the root of fsys that the
-// database has not seen, in version order, and returns their names.
+// database has not seen, in version order, and returns their names. For an
+// embed.FS holding a migrations directory, pass fs.Sub(efs, "migrations").
 //
 // Each file runs in its own transaction together with its schema_migrations
 // row, so a file is applied entirely or not at all; statements that cannot
