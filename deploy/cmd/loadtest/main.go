@@ -1,0 +1,128 @@
+// Command loadtest measures the REST path of the full stack next to a
+// baseline measured in the same run, and prints throughput, latency
+// percentiles and their ratio:
+//
+//	go run ./deploy/cmd/loadtest [-workers 32] [-duration 5s] [-rounds 2]
+//
+// Scenario "tokens": GET /api/v1/p/tokens through the in-process gateway,
+// frame and cache of the dev stack (embedded Kafka and Postgres, in a
+// temporary directory), against a bare gin handler that answers the same
+// bytes.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"blockspace.exchange/deploy/devstack"
+	"blockspace.exchange/deploy/loadtest"
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/serve"
+)
+
+func main() {
+	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
+	duration := flag.Duration("duration", 5*time.Second, "length of each measured run")
+	rounds := flag.Int("rounds", 2, "alternating rounds of baseline and stack; the best of each is reported")
+	flag.Parse()
+	if err := run(*workers, *duration, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(workers int, d time.Duration, rounds int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stackURL, stop, err := startStack(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	client := loadtest.Client(workers)
+	body, err := fetch(client, stackURL+"/api/v1/p/tokens")
+	if err != nil {
+		return err
+	}
+	bareURL, err := startBare(ctx, body)
+	if err != nil {
+		return err
+	}
+	get := func(url string) func() (*http.Request, error) {
+		return func() (*http.Request, error) { return http.NewRequest(http.MethodGet, url, nil) }
+	}
+	fmt.Printf("GET /api/v1/p/tokens, %d workers, %s per run, %d rounds\n", workers, d, rounds)
+	var best [2]loadtest.Result
+	for i := 0; i < rounds; i++ {
+		for j, target := range []struct{ name, url string }{{"bare gin handler", bareURL}, {"full stack", stackURL}} {
+			r := loadtest.Run(ctx, target.name, client, workers, d, http.StatusOK, get(target.url+"/api/v1/p/tokens"))
+			fmt.Println(" ", r)
+			if r.RPS() > best[j].RPS() {
+				best[j] = r
+			}
+		}
+	}
+	fmt.Println("best:")
+	fmt.Println(" ", best[0])
+	fmt.Println(" ", best[1])
+	fmt.Printf("full stack / bare handler = %.0f%% (goal >= 60%%)\n", 100*best[1].RPS()/best[0].RPS())
+	return nil
+}
+
+func startStack(ctx context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "exchange-loadtest-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{
+		"DATA_DIR": dir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
+		"LOG_LEVEL": "warn", "MAX_IN_FLIGHT": "100000",
+	}))
+	if err != nil {
+		return "", nil, err
+	}
+	stack, err := devstack.Start(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return "", nil, err
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- stack.Run(runCtx) }()
+	return stack.Addresses().REST, func() {
+		stopRun()
+		<-done
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func startBare(ctx context.Context, tokensBody []byte) (string, error) {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.GET("/api/v1/p/tokens", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", tokensBody) })
+	ln, err := serve.Listen("127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() { _ = serve.HTTP(ctx, ln, e, time.Second) }()
+	return "http://" + ln.Addr().String(), nil
+}
+
+func fetch(c *http.Client, url string) ([]byte, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}

@@ -1,0 +1,49 @@
+package devstack
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Addresses are where a client finds the running stack.
+type Addresses struct {
+	REST     string
+	Admin    string
+	Kafka    []string
+	Database string
+	DataDir  string
+}
+
+// Addresses returns the bound addresses (real ports even for ":0").
+func (s *Stack) Addresses() Addresses {
+	return Addresses{
+		REST:     "http://" + s.restLn.Addr().String(),
+		Admin:    "http://" + s.adminLn.Addr().String(),
+		Kafka:    s.brokers,
+		Database: s.dbURL,
+		DataDir:  s.cfg.DataDir,
+	}
+}
+
+// PrintBanner tells the operator where everything is.
+func (s *Stack) PrintBanner(w io.Writer) {
+	a := s.Addresses()
+	kafkaKind, dbKind := "external", "external"
+	if s.broker != nil {
+		kafkaKind = "embedded, data in " + s.cfg.DataDir + "/kafka"
+	}
+	if s.pg != nil {
+		dbKind = "private cluster in " + s.cfg.DataDir + "/postgres"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nexchange is up (%s, chain %d)\n", s.cfg.Environment.Name, s.cfg.Environment.ChainID)
+	fmt.Fprintf(&b, "  REST base     %s   (try %s/api/v1/p/tokens)\n", a.REST, a.REST)
+	fmt.Fprintf(&b, "  OpenAPI       %s/api/v1/openapi.yaml\n", a.REST)
+	fmt.Fprintf(&b, "  admin         %s   (/healthz /readyz /metrics)\n", a.Admin)
+	fmt.Fprintf(&b, "  kafka         %s   (%s)\n", strings.Join(a.Kafka, ","), kafkaKind)
+	fmt.Fprintf(&b, "  database      %s   (%s)\n", a.Database, dbKind)
+	fmt.Fprintf(&b, "  data dir      %s\n", a.DataDir)
+	fmt.Fprintf(&b, "stop with Ctrl-C\n\n")
+	fmt.Fprint(w, b.String())
+}

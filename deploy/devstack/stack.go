@@ -1,0 +1,225 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
+
+	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/health"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres"
+	"blockspace.exchange/platform/serve"
+	queryapi "blockspace.exchange/query-api"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+// Stack is the started system. Start brings it up; Run serves until its
+// context ends and then shuts everything down in order.
+type Stack struct {
+	cfg Config
+	log *slog.Logger
+
+	pg       *postgres.Embedded // nil with an external DATABASE_URL
+	broker   *kafka.Embedded    // nil with external KAFKA_BROKERS
+	pool     *pgxpool.Pool
+	kcl      *kgo.Client
+	monitor  *health.Monitor
+	admin    *health.Admin
+	query    *queryapi.Service
+	ingress  *ingress.Service
+	restLn   net.Listener
+	adminLn  net.Listener
+	dbURL    string
+	brokers  []string
+	registry *prometheus.Registry
+}
+
+// Start brings up the dependencies, applies migrations, creates topics and
+// builds every service. On error everything already started is stopped.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Stack, error) {
+	s := &Stack{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := s.start(ctx); err != nil {
+		s.stopDependencies()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context) error {
+	if err := s.startPostgres(ctx); err != nil {
+		return err
+	}
+	if err := s.startKafka(ctx); err != nil {
+		return err
+	}
+	s.startMonitor()
+	if err := s.buildServices(ctx); err != nil {
+		return err
+	}
+	return s.listen()
+}
+
+func (s *Stack) startPostgres(ctx context.Context) error {
+	s.dbURL = s.cfg.DatabaseURL
+	if s.dbURL == "" {
+		pg, err := postgres.StartEmbedded(ctx, postgres.EmbeddedConfig{
+			DataDir: filepath.Join(s.cfg.DataDir, "postgres"), Logger: s.log,
+		})
+		if err != nil {
+			return fmt.Errorf("start embedded postgres: %w", err)
+		}
+		s.pg, s.dbURL = pg, pg.URL()
+	}
+	pool, err := postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "exchange", ConnectTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	s.pool = pool
+	applied, err := postgres.Migrate(ctx, pool, schema.Migrations())
+	if err != nil {
+		return err
+	}
+	s.log.Info("migrations applied", "new", applied)
+	return nil
+}
+
+func (s *Stack) startKafka(ctx context.Context) error {
+	s.brokers = s.cfg.KafkaBrokers
+	if len(s.brokers) == 0 {
+		b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{
+			Addr: s.cfg.KafkaAddr, DataDir: filepath.Join(s.cfg.DataDir, "kafka"), Logger: s.log,
+		})
+		if err != nil {
+			return fmt.Errorf("start embedded kafka: %w", err)
+		}
+		s.broker, s.brokers = b, b.Addrs()
+	}
+	kcl, err := kafka.NewClient(kafka.Config{Brokers: s.brokers, ClientID: "exchange"})
+	if err != nil {
+		return err
+	}
+	s.kcl = kcl
+	if err := kafka.EnsureTopics(ctx, kadm.NewClient(kcl), topics.Catalog()); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Stack) startMonitor() {
+	s.monitor = health.NewMonitor(s.log, 500*time.Millisecond, 2*time.Second)
+	s.monitor.Add("postgres", func(ctx context.Context) error { return s.pool.Ping(ctx) })
+	s.monitor.Add("kafka", func(ctx context.Context) error { return kafka.Ping(ctx, s.kcl) })
+	s.admin = health.NewAdmin(s.registry, s.monitor)
+}
+
+func (s *Stack) buildServices(ctx context.Context) error {
+	dbErr := func() error { return s.monitor.Err("postgres") }
+	qm, err := httpx.NewMetrics(s.registry, "query-api")
+	if err != nil {
+		return err
+	}
+	s.query, err = queryapi.New(ctx, queryapi.Config{
+		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
+	}, queryapi.Deps{Pool: s.pool, Logger: s.log, Metrics: qm, DBErr: dbErr})
+	if err != nil {
+		return err
+	}
+	im, err := httpx.NewMetrics(s.registry, "ingress")
+	if err != nil {
+		return err
+	}
+	s.ingress, err = ingress.New(ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight},
+		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr})
+	return err
+}
+
+func (s *Stack) listen() error {
+	var err error
+	if s.restLn, err = serve.Listen(s.cfg.RESTAddr); err != nil {
+		return err
+	}
+	if s.adminLn, err = serve.Listen(s.cfg.AdminAddr); err != nil {
+		s.restLn.Close()
+		return err
+	}
+	return nil
+}
+
+// RESTHandler is the one REST base address: the in-process gateway.
+func (s *Stack) RESTHandler() http.Handler {
+	return gateway{reads: s.query.Handler(), writes: s.ingress.Handler()}
+}
+
+// Routes lists every REST route the services serve.
+func (s *Stack) Routes() []httpx.Route {
+	return append(s.query.Routes(), s.ingress.Routes()...)
+}
+
+// Run serves until ctx ends, then shuts down: readiness fails first, the
+// listeners drain their in-flight requests, background work stops, and
+// the dependencies close last.
+func (s *Stack) Run(ctx context.Context) error {
+	defer s.stopDependencies()
+	s.monitor.ProbeAll(ctx)
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	g, gctx := errgroup.WithContext(serveCtx)
+	g.Go(func() error { return serve.HTTP(gctx, s.restLn, s.RESTHandler(), s.cfg.ShutdownGrace) })
+	g.Go(func() error { return serve.HTTP(gctx, s.adminLn, s.admin.Handler(), time.Second) })
+	g.Go(func() error { s.monitor.Run(gctx); return nil })
+	g.Go(func() error { return s.query.Run(gctx) })
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case <-gctx.Done():
+	}
+	s.admin.Drain()
+	stopServing()
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// stopDependencies closes clients and stops the embedded servers. The
+// broker and the database stop last so that nothing acknowledged is lost.
+func (s *Stack) stopDependencies() {
+	if s.kcl != nil {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.kcl.Flush(fctx)
+		cancel()
+		s.kcl.Close()
+	}
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	if s.broker != nil {
+		if err := s.broker.Close(); err != nil {
+			s.log.Error("stop embedded kafka", "error", err)
+		}
+	}
+	if s.pg != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.pg.Stop(sctx); err != nil {
+			s.log.Error("stop embedded postgres", "error", err)
+		}
+		cancel()
+	}
+}

@@ -1,0 +1,252 @@
+package devstack
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"blockspace.exchange/platform/api"
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
+)
+
+// running is a stack started by a test and the way to stop it.
+type running struct {
+	*Stack
+	stop func() error
+}
+
+func startStack(t *testing.T, dataDir string) *running {
+	t.Helper()
+	cfg, err := ConfigFromEnv(config.FromMap(map[string]string{
+		"DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	r := &running{Stack: s}
+	var stopped bool
+	r.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   struct {
+		Success bool            `json:"success"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+}
+
+func call(t *testing.T, method, url string) reply {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &r.body); err != nil && !strings.Contains(resp.Header.Get("Content-Type"), "yaml") && !strings.Contains(url, "/metrics") {
+		t.Fatalf("%s %s: not JSON: %s", method, url, raw)
+	}
+	return r
+}
+
+func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
+	s := startStack(t, worldTempDir(t))
+	base := s.Addresses().REST
+	for _, path := range []string{
+		"/api/v1/p/network?chainId=1", "/api/v1/p/network?chainId=0x88BB0", "/api/v1/p/tokens", "/api/v1/p/user/fees",
+		"/api/v1/p/funding/withdraw/dailyWithdrawLimits",
+	} {
+		r := call(t, "GET", base+path)
+		if r.status != 200 || !r.body.Success || len(r.body.Data) < 3 || r.header.Get("X-Request-ID") == "" {
+			t.Errorf("GET %s: %d %+v", path, r.status, r.body)
+		}
+	}
+	// The dev environment has no collateral contract until one is deployed.
+	if r := call(t, "GET", base+"/api/v1/p/funding/contractAddress"); r.status != 200 || r.body.Success || r.body.Code != 1002 {
+		t.Errorf("contractAddress without a contract: %d %+v", r.status, r.body)
+	}
+	// A write method on a read path crosses the gateway to ingress, which
+	// still knows the path.
+	if r := call(t, "POST", base+"/api/v1/p/tokens"); r.status != 400 || r.body.Code != 1001 {
+		t.Errorf("POST on a GET path: %d %+v", r.status, r.body)
+	}
+	if r := call(t, "GET", base+"/api/v1/p/network"); r.status != 400 || r.body.Code != 1001 || !strings.Contains(r.body.Message, "chainId") {
+		t.Errorf("missing chainId: %d %+v", r.status, r.body)
+	}
+	admin := s.Addresses().Admin
+	if r := call(t, "GET", admin+"/readyz"); r.status != 200 {
+		t.Errorf("readyz: %d", r.status)
+	}
+	resp, err := http.Get(admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `http_request_duration_seconds_count{method="GET",route="/api/v1/p/tokens",service="query-api",status="200"} 1`) {
+		t.Errorf("metrics do not count the tokens request:\n%s", grep(string(metrics), "http_request"))
+	}
+}
+
+func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
+	s := startStack(t, worldTempDir(t))
+	base := s.Addresses().REST
+	if r := call(t, "GET", base+"/api/v1/p/tokens"); r.status != 200 {
+		t.Fatalf("before: %d", r.status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := eventually(t, func() reply { return call(t, "GET", base+"/api/v1/p/tokens") }, func(r reply) bool { return r.status == 503 })
+	if r.body.Code != 21 || r.header.Get("Retry-After") == "" || r.header.Get("X-Request-ID") == "" {
+		t.Fatalf("503 answer: %+v %v", r.body, r.header)
+	}
+	if r := call(t, "GET", s.Addresses().Admin+"/readyz"); r.status != 503 {
+		t.Errorf("readyz with postgres down: %d", r.status)
+	}
+}
+
+func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
+	dir := worldTempDir(t)
+	first := startStack(t, dir)
+	ctx := context.Background()
+	var applied int
+	if err := first.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied == 0 {
+		t.Fatalf("migrations after first start: %d, %v", applied, err)
+	}
+	if _, err := first.pool.Exec(ctx, `UPDATE fee_schedules SET buy_fee_rate = 0.0042 WHERE user_class = 1`); err != nil {
+		t.Fatal(err)
+	}
+	pgPid := first.pg.Pid()
+	if err := first.stop(); err != nil {
+		t.Fatalf("clean shutdown: %v", err)
+	}
+	if err := syscall.Kill(pgPid, 0); err == nil {
+		t.Fatalf("postgres %d still runs after shutdown", pgPid)
+	}
+
+	second := startStack(t, dir)
+	var again int
+	if err := second.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&again); err != nil || again != applied {
+		t.Fatalf("migrations after restart: %d, want %d (%v)", again, applied, err)
+	}
+	r := call(t, "GET", second.Addresses().REST+"/api/v1/p/user/fees")
+	if !strings.Contains(string(r.body.Data), `"buyFeeRate":"0.0042"`) {
+		t.Errorf("data written before restart is gone: %s", r.body.Data)
+	}
+	listed, err := kadm.NewClient(second.kcl).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range topics.Catalog() {
+		if !listed.Has(tp.Name) {
+			t.Errorf("topic %s missing after restart", tp.Name)
+		}
+	}
+}
+
+// TestOpenAPIMatchesServedRoutes fails when a served route is missing from
+// the OpenAPI document or the document names a route nobody serves.
+func TestOpenAPIMatchesServedRoutes(t *testing.T) {
+	s := startStack(t, worldTempDir(t))
+	documented, err := api.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(r httpx.Route) string { return r.Method + " " + r.Path }
+	doc := map[string]bool{}
+	for _, r := range documented {
+		doc[key(r)] = true
+	}
+	served := map[string]bool{}
+	for _, r := range s.Routes() {
+		served[key(r)] = true
+		if !doc[key(r)] {
+			t.Errorf("served but not in openapi.yaml: %s", key(r))
+		}
+	}
+	for k := range doc {
+		if !served[k] {
+			t.Errorf("in openapi.yaml but not served: %s", k)
+		}
+	}
+	if len(served) < 6 {
+		t.Errorf("only %d routes served", len(served))
+	}
+}
+
+func eventually(t *testing.T, get func() reply, ok func(reply) bool) reply {
+	t.Helper()
+	var r reply
+	for i := 0; i < 200; i++ {
+		if r = get(); ok(r) {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("condition never held; last answer %d %+v", r.status, r.body)
+	return r
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// worldTempDir is a temporary directory the postgres OS user can enter,
+// since the private cluster runs as that user when the tests run as root.
+func worldTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "devstack-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
