@@ -12,8 +12,8 @@ import (
 // other program took the chosen one between our check and the server's bind.
 const portAttempts = 3
 
-// Embedded is a running private PostgreSQL server; its life is bound to this
-// process (see startPostmaster).
+// Embedded is a running private PostgreSQL server. Its life is bound to this
+// process: if we die, however abruptly, the kernel asks it for a fast shutdown.
 type Embedded struct {
 	pm       *postmaster
 	port     int
