@@ -1,0 +1,123 @@
+package kafka
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/topics"
+)
+
+// testContext bounds a test so a broken broker fails it instead of hanging.
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func startBroker(t *testing.T, dataDir string) *Embedded {
+	t.Helper()
+	e, err := StartEmbedded(testContext(t), EmbeddedConfig{Addr: "127.0.0.1:0", DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+func newTestClient(t *testing.T, e *Embedded, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := NewClient(Config{Brokers: e.Addrs(), ClientID: t.Name()}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// startCatalogBroker starts an in-memory broker with every catalog topic.
+func startCatalogBroker(t *testing.T) (*Embedded, *kgo.Client, *kadm.Client) {
+	t.Helper()
+	e := startBroker(t, "")
+	cl := newTestClient(t, e)
+	adm := kadm.NewClient(cl)
+	if err := EnsureTopics(testContext(t), adm, topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	return e, cl, adm
+}
+
+func mustEnvelope(t *testing.T, typ, id string, payload any) topics.Envelope {
+	t.Helper()
+	e, err := topics.NewEnvelope(typ, 1, id, time.UnixMilli(1738824000000), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func produce(t *testing.T, cl *kgo.Client, rs ...*kgo.Record) []*kgo.Record {
+	t.Helper()
+	results := cl.ProduceSync(testContext(t), rs...)
+	if err := results.FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*kgo.Record, len(results))
+	for i, r := range results {
+		out[i] = r.Record
+	}
+	return out
+}
+
+// consumeAll reads n records of topic from the start of every partition.
+func consumeAll(t *testing.T, e *Embedded, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl := newTestClient(t, e, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx := testContext(t)
+	var got []*kgo.Record
+	for len(got) < n {
+		fetches := cl.PollFetches(ctx)
+		if err := fetches.Err0(); err != nil {
+			t.Fatalf("consume %s after %d of %d records: %v", topic, len(got), n, err)
+		}
+		got = append(got, fetches.Records()...)
+	}
+	return got
+}
+
+func partitionCounts(t *testing.T, adm *kadm.Client, names ...string) map[string]int {
+	t.Helper()
+	details, err := listFresh(testContext(t), adm, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make(map[string]int, len(names))
+	for _, name := range names {
+		if d := details[name]; d.Err == nil {
+			counts[name] = len(d.Partitions)
+		}
+	}
+	return counts
+}
+
+func topicConfig(t *testing.T, adm *kadm.Client, topic, key string) string {
+	t.Helper()
+	rcs, err := adm.DescribeTopicConfigs(testContext(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rc.Configs {
+		if c.Key == key {
+			return c.MaybeValue()
+		}
+	}
+	return ""
+}
