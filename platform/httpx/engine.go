@@ -51,7 +51,7 @@ func NewEngine(cfg Config) (*gin.Engine, error) {
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
 	e.RedirectTrailingSlash = false
-	lim := &limiter{maxInFlight: int64(cfg.MaxInFlight), pool: cfg.DBPool, queueFactor: int64(cfg.DBQueueFactor)}
+	lim := newLimiter(cfg.MaxInFlight, cfg.DBPool, cfg.DBQueueFactor)
 	e.Use(
 		requestIDMiddleware(newIDSource()),
 		observe(cfg.Logger.With("service", cfg.Service), cfg.Metrics),

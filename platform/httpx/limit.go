@@ -16,7 +16,16 @@ type limiter struct {
 	maxInFlight int64
 	inFlight    atomic.Int64
 	pool        *pgxpool.Pool
+	maxConns    int64 // the pool's size, read once: Config() copies
 	queueFactor int64
+}
+
+func newLimiter(maxInFlight int, pool *pgxpool.Pool, queueFactor int) *limiter {
+	l := &limiter{maxInFlight: int64(maxInFlight), pool: pool, queueFactor: int64(queueFactor)}
+	if pool != nil {
+		l.maxConns = int64(pool.Config().MaxConns)
+	}
+	return l
 }
 
 func (l *limiter) middleware() gin.HandlerFunc {
@@ -35,13 +44,14 @@ func (l *limiter) middleware() gin.HandlerFunc {
 	}
 }
 
-// databaseBusy reads the pool's counters, which pgxpool keeps without
-// locking the hot path.
+// databaseBusy reports whether the pool is exhausted while more requests
+// are in flight than it can serve in queueFactor rounds.
 func (l *limiter) databaseBusy(inFlight int64) bool {
 	if l.pool == nil {
 		return false
 	}
-	st := l.pool.Stat()
-	maxConns := int64(st.MaxConns())
-	return int64(st.AcquiredConns()) >= maxConns && inFlight > maxConns*l.queueFactor
+	if inFlight <= l.maxConns*l.queueFactor {
+		return false // cheap test first: Stat takes the pool's lock
+	}
+	return int64(l.pool.Stat().AcquiredConns()) >= l.maxConns
 }

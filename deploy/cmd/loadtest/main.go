@@ -65,7 +65,7 @@ func run(workers int, d time.Duration, rounds int) error {
 		for j, target := range []struct{ name, url string }{{"bare gin handler", bareURL}, {"full stack", stackURL}} {
 			r := loadtest.Run(ctx, target.name, client, workers, d, http.StatusOK, get(target.url+"/api/v1/p/tokens"))
 			fmt.Println(" ", r)
-			if r.RPS() > best[j].RPS() {
+			if i == 0 || r.RPS() > best[j].RPS() {
 				best[j] = r
 			}
 		}
@@ -80,6 +80,10 @@ func run(workers int, d time.Duration, rounds int) error {
 func startStack(ctx context.Context) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "exchange-loadtest-")
 	if err != nil {
+		return "", nil, err
+	}
+	// The private cluster runs as the postgres OS user when we are root.
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", nil, err
 	}
 	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{

@@ -1,0 +1,31 @@
+// Command ingress serves the REST mutations and every other way an outside
+// event enters the log. See docs/deploy.md for its environment variables.
+package main
+
+import (
+	"context"
+	"os"
+
+	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/process"
+)
+
+func main() {
+	os.Exit(process.Main("ingress", process.Needs{Postgres: true, Kafka: true}, build))
+}
+
+func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
+	cfg := ingress.Config{Environment: p.Common.Environment, MaxInFlight: r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20)}
+	addr := r.String("HTTP_ADDR", ":8080")
+	metrics, err := httpx.NewMetrics(p.Registry, "ingress")
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := ingress.New(cfg, ingress.Deps{Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, nil, nil
+}

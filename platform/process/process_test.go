@@ -1,0 +1,84 @@
+package process
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestReadCommonNamesEveryMissingVariable(t *testing.T) {
+	r := config.FromMap(map[string]string{"ENVIRONMENT": "nowhere", "LOG_LEVEL": "loud"})
+	ReadCommon(r, Needs{Postgres: true, Kafka: true})
+	err := r.Err()
+	if err == nil {
+		t.Fatal("no error for missing DATABASE_URL and KAFKA_BROKERS")
+	}
+	for _, name := range []string{"DATABASE_URL", "KAFKA_BROKERS", "ENVIRONMENT", "LOG_LEVEL"} {
+		if !contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
+
+func TestBootServesReadinessAndStopsCleanly(t *testing.T) {
+	pool := pgtest.New(t, nil)
+	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	common := ReadCommon(config.FromMap(map[string]string{
+		"DATABASE_URL": pool.Config().ConnString(), "KAFKA_BROKERS": broker.Addrs()[0], "ADMIN_ADDR": "127.0.0.1:0",
+	}), Needs{Postgres: true, Kafka: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := Boot(ctx, "test", common, Needs{Postgres: true, Kafka: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := "http://" + p.adminLn.Addr().String()
+	loopStopped := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- p.Run(ctx, nil, func(ctx context.Context) error { <-ctx.Done(); close(loopStopped); return nil })
+	}()
+	if code := getStatus(t, admin+"/readyz"); code != 200 {
+		t.Errorf("readyz = %d", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	select {
+	case <-loopStopped:
+	default:
+		t.Error("Run returned before its loop stopped")
+	}
+	if p.Pool != nil || p.Kafka != nil {
+		t.Error("connections not closed")
+	}
+}
+
+func getStatus(t *testing.T, url string) int {
+	t.Helper()
+	for i := 0; ; i++ {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 || i == 100 {
+			return resp.StatusCode
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
