@@ -12,12 +12,15 @@ const (
 	TypeOrderCancelAll   = "order.cancel_all"
 	TypeSlotProposer     = "slot.proposer"
 	TypeClockTick        = "clock.tick"
+	TypeMarketOpen       = "market.open"
 
 	// Matcher decisions on OrderEvents.
 	TypeOrderAccepted  = "order.accepted"
 	TypeOrderRejected  = "order.rejected"
 	TypeOrderCancelled = "order.cancelled"
 	TypeOrderExpired   = "order.expired"
+	TypeOrderFilled    = "order.filled"
+	TypeCancelRejected = "order.cancel_rejected"
 	TypeBookChanged    = "book.changed"
 	TypeMarketStatus   = "market.status"
 
@@ -79,10 +82,13 @@ func MessageTypes() []MessageType {
 		{TypeOrderCancelAll, Orders, "ingress", "cancel every live order of an account in one slot; ingress publishes one per live slot of the family"},
 		{TypeSlotProposer, Orders, "ingress", "the user whose validator proposes the slot, so the matcher credits the primary seller from its own partition"},
 		{TypeClockTick, Orders, "ingress", "a point of a slot's market time: market open, trading closed, submission closed or finalized"},
+		{TypeMarketOpen, Orders, "ingress", "open one market of a slot with its parameters, seller and preconf supply"},
 		{TypeOrderAccepted, OrderEvents, "matcher", "an order passed the matcher's checks and rests on or traded against the book"},
 		{TypeOrderRejected, OrderEvents, "matcher", "an order failed a check; its reservation is to be released"},
 		{TypeOrderCancelled, OrderEvents, "matcher", "an order left the book by a cancel command (user) or by the system"},
 		{TypeOrderExpired, OrderEvents, "matcher", "an open order expired when its market's trading closed"},
+		{TypeOrderFilled, OrderEvents, "matcher", "an order traded part (status 13) or all (status 10) of its quantity in one fill"},
+		{TypeCancelRejected, OrderEvents, "matcher", "a cancel command named an order that is unknown (108) or already done (109)"},
 		{TypeBookChanged, OrderEvents, "matcher", "the aggregated price levels of a market changed"},
 		{TypeMarketStatus, OrderEvents, "matcher", "a market's status changed after a clock tick"},
 		{TypeTradeExecuted, Fills, "matcher", "a taker order matched a maker order at a price and quantity, with both fees"},
