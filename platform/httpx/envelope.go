@@ -22,7 +22,11 @@ type errorBody struct {
 	Data    struct{} `json:"data"`
 }
 
-var okPrefix = []byte(`{"success":true,"data":`)
+var (
+	okPrefix        = []byte(`{"success":true,"data":`)
+	closeBrace      = []byte("}")
+	jsonContentType = []string{"application/json; charset=utf-8"}
+)
 
 // OK answers 200 with data inside the success envelope.
 func OK(c *gin.Context, data any) {
@@ -32,9 +36,11 @@ func OK(c *gin.Context, data any) {
 // OKRaw answers 200 with data that is already JSON, so hot read paths can
 // serve a pre-encoded body without marshalling per request.
 func OKRaw(c *gin.Context, data []byte) {
-	body := make([]byte, 0, len(okPrefix)+len(data)+1)
-	body = append(append(append(body, okPrefix...), data...), '}')
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	c.Writer.Header()["Content-Type"] = jsonContentType
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(okPrefix)
+	_, _ = c.Writer.Write(data)
+	_, _ = c.Writer.Write(closeBrace)
 }
 
 // Fail records err for the error middleware and stops the handler chain.

@@ -89,7 +89,7 @@ func limitBody(max int64) gin.HandlerFunc {
 			Fail(c, Invalid("request body of %d bytes exceeds the limit of %d bytes", c.Request.ContentLength, max))
 			return
 		}
-		if c.Request.Body != nil {
+		if c.Request.Body != nil && c.Request.Body != http.NoBody {
 			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, max)
 		}
 		c.Next()

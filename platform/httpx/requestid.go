@@ -12,8 +12,9 @@ import (
 const (
 	// HeaderRequestID carries the correlation id of a request both ways.
 	HeaderRequestID = "X-Request-ID"
-	requestIDKey    = "httpx.requestID"
 	maxRequestIDLen = 128
+	// canonicalRequestID is the header map key of HeaderRequestID.
+	canonicalRequestID = "X-Request-Id"
 )
 
 // idSource makes request ids that are unique across processes (a random
@@ -41,8 +42,9 @@ func requestIDMiddleware(ids *idSource) gin.HandlerFunc {
 		if !validRequestID(id) {
 			id = ids.next()
 		}
-		c.Set(requestIDKey, id)
-		c.Writer.Header().Set(HeaderRequestID, id)
+		// The response header is the one place the id is kept: a context
+		// key would allocate gin's Keys map on every request.
+		c.Writer.Header()[canonicalRequestID] = []string{id}
 		c.Next()
 	}
 }
@@ -63,5 +65,8 @@ func validRequestID(id string) bool {
 
 // RequestID returns the id of the request being served.
 func RequestID(c *gin.Context) string {
-	return c.GetString(requestIDKey)
+	if v := c.Writer.Header()[canonicalRequestID]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
