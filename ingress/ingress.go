@@ -4,13 +4,18 @@
 package ingress
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/platform/api"
+	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 )
@@ -19,6 +24,7 @@ import (
 type Config struct {
 	Environment environment.Environment
 	MaxInFlight int // concurrent requests before 429
+	Auth        AuthConfig
 }
 
 // Deps are the resources the caller owns and shares.
@@ -31,13 +37,20 @@ type Deps struct {
 
 // Service is a running ingress.
 type Service struct {
-	engine *gin.Engine
+	cfg      Config
+	engine   *gin.Engine
+	verifier *auth.Verifier
 }
 
 // New builds the ingress REST frame. The frame knows the whole interface,
 // so a method sent here for a path that query-api serves is answered
-// with 400, as the interface requires.
-func New(cfg Config, deps Deps) (*Service, error) {
+// with 400, as the interface requires. It publishes the access-token
+// signing key in Postgres before serving, so that every verifier knows it
+// before the first token exists.
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if cfg.Auth.SigningKey == nil {
+		return nil, errors.New("ingress: no access-token signing key configured (AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY)")
+	}
 	engine, err := httpx.NewEngine(httpx.Config{
 		Service: "ingress", Logger: deps.Logger, Metrics: deps.Metrics,
 		MaxInFlight: cfg.MaxInFlight, DBPool: deps.Pool, Routes: api.MustRoutes(),
@@ -45,7 +58,29 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{engine: engine}, nil
+	kid, err := auth.PublishKey(ctx, deps.Pool, &cfg.Auth.SigningKey.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("ingress: %w", err)
+	}
+	verifier := auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Logger: deps.Logger})
+	if err := verifier.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("ingress: %w", err)
+	}
+	a := cfg.Auth
+	logins := login.New(login.Config{
+		Product: a.Product, ChainID: cfg.Environment.ChainID, Host: a.LoginHost,
+		NonceTTL: a.NonceTTL, SessionTTL: a.SessionTTL,
+		RatePerAddress: a.RatePerAddress, RatePerIP: a.RatePerIP, ClientIPHeader: a.ClientIPHeader,
+	}, deps.Pool, login.NewSigner(a.SigningKey, kid, a.AccessTTL))
+	logins.Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr))
+	deps.Logger.Info("access tokens signed", "kid", kid)
+	return &Service{cfg: cfg, engine: engine, verifier: verifier}, nil
+}
+
+// Run keeps the verification keys fresh until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	s.verifier.Run(ctx, s.cfg.Auth.KeysRefresh)
+	return nil
 }
 
 // Handler is the REST handler of the service.

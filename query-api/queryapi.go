@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/platform/api"
+	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/reference"
+	"blockspace.exchange/query-api/internal/user"
 )
 
 // Config is the query-api's own configuration.
@@ -25,6 +28,8 @@ type Config struct {
 	CollateralContract string        // deposit contract of the environment's chain; "" keeps the stored one
 	ReferenceRefresh   time.Duration // how often reference data is reloaded
 	MaxInFlight        int           // concurrent requests before 429
+	KeysRefresh        time.Duration // how often access-token keys are reloaded (30s)
+	UserCacheTTL       time.Duration // longest a cached profile is served without a change notice (2s)
 }
 
 // Deps are the resources the caller owns and shares.
@@ -42,11 +47,19 @@ type Service struct {
 	cfg    Config
 	engine *gin.Engine
 	ref    *reference.Cache
+	keys   *auth.Verifier
+	users  *user.Reads
 }
 
 // New builds the service and loads what it serves; it fails when
 // Postgres cannot be read, so a process is not ready with empty caches.
 func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if cfg.KeysRefresh <= 0 {
+		cfg.KeysRefresh = 30 * time.Second
+	}
+	if cfg.UserCacheTTL <= 0 {
+		cfg.UserCacheTTL = 2 * time.Second
+	}
 	if cfg.ReferenceRefresh <= 0 {
 		cfg.ReferenceRefresh = 5 * time.Second
 	}
@@ -64,7 +77,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err := s.ref.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("query-api: %w", err)
 	}
-	s.ref.Register(engine, httpx.Needs("postgres", deps.DBErr))
+	needsDB := httpx.Needs("postgres", deps.DBErr)
+	s.ref.Register(engine, needsDB)
+	s.keys = auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Logger: deps.Logger})
+	if err := s.keys.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("query-api: %w", err)
+	}
+	s.users = user.New(deps.Pool, deps.Logger, cfg.UserCacheTTL)
+	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
+	engine.GET("/.well-known/jwks.json", s.jwks)
 	engine.GET("/api/v1/openapi.yaml", func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/yaml", api.OpenAPI)
 	})
@@ -77,10 +98,26 @@ func (s *Service) Handler() http.Handler { return s.engine }
 // Routes lists the routes the service serves, in the interface's syntax.
 func (s *Service) Routes() []httpx.Route { return engineRoutes(s.engine) }
 
-// Run keeps caches fresh until ctx ends.
+// Run keeps caches and keys fresh until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.keys.Run(ctx, s.cfg.KeysRefresh) })
+	wg.Go(func() { s.users.Run(ctx) })
 	s.ref.Run(ctx, s.cfg.ReferenceRefresh)
+	wg.Wait()
 	return nil
+}
+
+// jwks publishes the keys that verify access tokens (RFC 7517), for
+// clients and other services that check tokens themselves.
+func (s *Service) jwks(c *gin.Context) {
+	body, err := s.keys.Keys().JWKS()
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=60")
+	c.Data(http.StatusOK, "application/json", body)
 }
 
 func engineRoutes(e *gin.Engine) []httpx.Route {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
 )
@@ -28,6 +29,10 @@ type Config struct {
 	MaxInFlight        int                     // MAX_IN_FLIGHT: concurrent requests per service before 429 (1024)
 	ShutdownGrace      time.Duration           // SHUTDOWN_GRACE: time in-flight requests get to finish (10s)
 	LogLevel           slog.Level              // LOG_LEVEL: debug, info, warn, error (info)
+	// Auth: AUTH_* variables (see ingress.AuthConfigFromEnv). Without
+	// AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY the stack generates a key
+	// once and keeps it in DATA_DIR/keys/access-token-es256.pem (0600).
+	Auth ingress.AuthConfig
 }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable.
@@ -43,6 +48,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
+		Auth:               ingress.AuthConfigFromEnv(r),
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "dev"))
 	if err != nil {

@@ -144,7 +144,13 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.ingress, err = ingress.New(ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight},
+	authCfg := s.cfg.Auth
+	if authCfg.SigningKey == nil {
+		if authCfg.SigningKey, err = ingress.LoadOrCreateSigningKey(filepath.Join(s.cfg.DataDir, "keys", "access-token-es256.pem")); err != nil {
+			return err
+		}
+	}
+	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg},
 		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr})
 	return err
 }
@@ -184,6 +190,7 @@ func (s *Stack) Run(ctx context.Context) error {
 	g.Go(func() error { return serve.HTTP(gctx, s.adminLn, s.admin.Handler(), time.Second) })
 	g.Go(func() error { s.monitor.Run(gctx); return nil })
 	g.Go(func() error { return s.query.Run(gctx) })
+	g.Go(func() error { return s.ingress.Run(gctx) })
 	select {
 	case <-ctx.Done():
 		s.log.Info("shutting down")

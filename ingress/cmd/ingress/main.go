@@ -16,16 +16,25 @@ func main() {
 	os.Exit(process.Main("ingress", process.Needs{Postgres: true, Kafka: true}, build))
 }
 
-func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
-	cfg := ingress.Config{Environment: p.Common.Environment, MaxInFlight: r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20)}
+func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
+	cfg := ingress.Config{
+		Environment: p.Common.Environment, MaxInFlight: r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		Auth: ingress.AuthConfigFromEnv(r),
+	}
+	if cfg.Auth.SigningKey == nil {
+		r.Fail("AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY is required: the PEM P-256 key that signs access tokens")
+	}
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
 	addr := r.String("HTTP_ADDR", ":8080")
 	metrics, err := httpx.NewMetrics(p.Registry, "ingress")
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := ingress.New(cfg, ingress.Deps{Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr})
+	svc, err := ingress.New(ctx, cfg, ingress.Deps{Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr})
 	if err != nil {
 		return nil, nil, err
 	}
-	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, nil, nil
+	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, []func(context.Context) error{svc.Run}, nil
 }
