@@ -29,9 +29,19 @@ type running struct {
 
 func startStack(t *testing.T, dataDir string) *running {
 	t.Helper()
-	cfg, err := ConfigFromEnv(config.FromMap(map[string]string{
+	return startStackWith(t, dataDir, nil)
+}
+
+// startStackWith starts a stack with extra environment variables.
+func startStackWith(t *testing.T, dataDir string, env map[string]string) *running {
+	t.Helper()
+	vars := map[string]string{
 		"DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
-	}))
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cfg, err := ConfigFromEnv(config.FromMap(vars))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,8 @@ type Verifier struct {
 	cache  *tokenCache
 	parser *jwt.Parser
 
-	reloadMu   sync.Mutex // serialises reloads; lastReload is read under it
-	lastReload time.Time
+	reloadMu sync.Mutex // serialises reloads; lastMiss is read under it
+	lastMiss time.Time  // last reload caused by an unknown kid
 }
 
 // Errors a caller may branch on; every verification failure wraps
@@ -88,7 +88,6 @@ func (v *Verifier) reloadLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v.lastReload = v.cfg.Now()
 	old := v.keys.Swap(&ks)
 	for kid := range *old {
 		if _, ok := ks[kid]; !ok {
@@ -148,7 +147,8 @@ func (v *Verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
 		return k, nil
 	}
 	v.reloadMu.Lock()
-	if v.cfg.Now().Sub(v.lastReload) >= v.cfg.MinReload {
+	if now := v.cfg.Now(); now.Sub(v.lastMiss) >= v.cfg.MinReload {
+		v.lastMiss = now
 		if err := v.reloadLocked(ctx); err != nil {
 			v.cfg.Logger.Warn("reload signing keys for an unknown kid", "error", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -188,7 +189,7 @@ func (s store) updateUser(ctx context.Context, userID int64, set string, value a
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("update user %d: %w", userID, users.ErrNotFound)
 		}
-		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::text)`, users.ChangedChannel, userID); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, users.ChangedChannel, strconv.FormatInt(userID, 10)); err != nil {
 			return fmt.Errorf("notify user change: %w", err)
 		}
 		return nil
