@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sync/errgroup"
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/health"
@@ -183,25 +181,21 @@ func (s *Stack) Routes() []httpx.Route {
 func (s *Stack) Run(ctx context.Context) error {
 	defer s.stopDependencies()
 	s.monitor.ProbeAll(ctx)
-	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopServing()
-	g, gctx := errgroup.WithContext(serveCtx)
-	g.Go(func() error { return serve.HTTP(gctx, s.restLn, s.RESTHandler(), s.cfg.ShutdownGrace) })
-	g.Go(func() error { return serve.HTTP(gctx, s.adminLn, s.admin.Handler(), time.Second) })
-	g.Go(func() error { s.monitor.Run(gctx); return nil })
-	g.Go(func() error { return s.query.Run(gctx) })
-	g.Go(func() error { return s.ingress.Run(gctx) })
-	select {
-	case <-ctx.Done():
-		s.log.Info("shutting down")
-	case <-gctx.Done():
+	g := serve.Group{
+		Servers: []serve.Listening{
+			{Listener: s.restLn, Handler: s.RESTHandler()},
+			{Listener: s.adminLn, Handler: s.admin.Handler()},
+		},
+		Loops: []func(context.Context) error{
+			func(ctx context.Context) error { s.monitor.Run(ctx); return nil },
+			s.query.Run,
+			s.ingress.Run,
+		},
+		Grace:    s.cfg.ShutdownGrace,
+		Draining: s.admin.Drain,
 	}
-	s.admin.Drain()
-	stopServing()
-	err := g.Wait()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
+	err := g.Run(ctx)
+	s.log.Info("shut down")
 	return err
 }
 

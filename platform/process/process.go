@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sync/errgroup"
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
@@ -137,39 +136,21 @@ type Server struct {
 // loops stop and the connections close.
 func (p *Process) Run(ctx context.Context, servers []Server, loops ...func(context.Context) error) error {
 	defer p.Close()
-	var lns []net.Listener
+	g := serve.Group{Grace: p.Common.ShutdownGrace, Draining: p.admin.Drain}
+	g.Servers = append(g.Servers, serve.Listening{Listener: p.adminLn, Handler: p.admin.Handler()})
 	for _, s := range servers {
 		ln, err := serve.Listen(s.Addr)
 		if err != nil {
 			return err
 		}
-		lns = append(lns, ln)
+		g.Servers = append(g.Servers, serve.Listening{Listener: ln, Handler: s.Handler})
 		p.Log.Info("listening", "addr", ln.Addr().String())
 	}
 	p.Monitor.ProbeAll(ctx)
-	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	g, gctx := errgroup.WithContext(runCtx)
-	g.Go(func() error { return serve.HTTP(gctx, p.adminLn, p.admin.Handler(), time.Second) })
-	g.Go(func() error { p.Monitor.Run(gctx); return nil })
-	for i, s := range servers {
-		ln, h := lns[i], s.Handler
-		g.Go(func() error { return serve.HTTP(gctx, ln, h, p.Common.ShutdownGrace) })
-	}
-	for _, loop := range loops {
-		g.Go(func() error { return loop(gctx) })
-	}
-	select {
-	case <-ctx.Done():
-		p.Log.Info("shutting down")
-	case <-gctx.Done():
-	}
-	p.admin.Drain()
-	stop()
-	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	g.Loops = append([]func(context.Context) error{func(ctx context.Context) error { p.Monitor.Run(ctx); return nil }}, loops...)
+	err := g.Run(ctx)
+	p.Log.Info("shut down")
+	return err
 }
 
 // Close flushes and closes the connections.
