@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/shopspring/decimal"
+
+	"blockspace.exchange/matcher/internal/book"
+	"blockspace.exchange/topics"
+)
+
+// MaxClientOrderIDLen is the longest clientOrderId (interface.md "Limits").
+const MaxClientOrderIDLen = 32
+
+// applyPlace validates a place command, matches it and reports every
+// effect: accepted or rejected, then per trade the fill and both orders'
+// order.filled, then what became of the rest.
+func (e *Engine) applyPlace(in topics.Envelope) error {
+	cmd, err := topics.DecodeOrderPlace(in)
+	if err != nil {
+		return err
+	}
+	fam, n, err := topics.ParseInstrumentID(cmd.InstrumentID)
+	if err != nil {
+		return err
+	}
+	s := e.slotFor(n, false)
+	if s != nil && !s.firstSeen(in.ID) {
+		return nil
+	}
+	o := &order{cmd: cmd, commandID: in.ID, side: sideOf(cmd.Side)}
+	if s == nil {
+		// No state for the slot: the market never opened here or was
+		// evicted long after finalizing.
+		em := e.emitterFor(&slot{n: n, transient: true}, in)
+		em.reject(o, topics.CodeMarketNotOpen, "market "+cmd.InstrumentID+" is not open")
+		return em.errs
+	}
+	em := e.emitterFor(s, in)
+	if _, known := s.orders[cmd.OrderID]; known {
+		// The same order under a second command id: it was decided once.
+		return nil
+	}
+	m := s.markets[familyOf(fam)]
+	o.market = m
+	if code, msg := s.check(o, m); code != 0 {
+		if code == topics.CodeMarketNotOpen {
+			o.market = nil
+		}
+		em.reject(o, code, msg)
+		if s.orders != nil && cmd.OrderID > 0 {
+			s.orders[cmd.OrderID] = o
+		}
+		return em.errs
+	}
+	em.place(o)
+	return em.errs
+}
+
+// check validates the order against its market and the seller's position
+// and fills in its ticks and quantity. It returns the code and message of
+// the first rule broken, or 0.
+func (s *slot) check(o *order, m *market) (int, string) {
+	cmd := o.cmd
+	if cmd.UserID <= 0 || cmd.AccountID <= 0 {
+		return topics.CodeInvalidAccount, fmt.Sprintf("account %d of user %d is not a trading account", cmd.AccountID, cmd.UserID)
+	}
+	if m == nil || m.status != topics.MarketStatusOpen {
+		return topics.CodeMarketNotOpen, "market " + cmd.InstrumentID + " is not open"
+	}
+	if cmd.OrderID <= 0 {
+		return topics.CodeValidation, fmt.Sprintf("orderId %d is not positive", cmd.OrderID)
+	}
+	if cmd.OrderType < topics.OrderTypeMarket || cmd.OrderType > topics.OrderTypeFillOrKill {
+		return topics.CodeValidation, fmt.Sprintf("orderType %d is not 1, 2 or 3", cmd.OrderType)
+	}
+	if cmd.Passive && cmd.OrderType != topics.OrderTypeLimit {
+		return topics.CodePassiveWouldTake, "a passive order must be a limit order: market and fill-or-kill orders take liquidity"
+	}
+	if code, msg := checkClientOrderID(cmd, m); code != 0 {
+		return code, msg
+	}
+	if code, msg := m.checkQuantity(o); code != 0 {
+		return code, msg
+	}
+	if code, msg := m.checkPrice(o); code != 0 {
+		return code, msg
+	}
+	if o.side == book.Sell {
+		if free := s.position(cmd.AccountID, familyOf(m.family)).free(); free < o.qty {
+			return topics.CodeInsufficientPosition, fmt.Sprintf("quantity %d exceeds the free position %d", o.qty, free)
+		}
+	}
+	return 0, ""
+}
+
+func checkClientOrderID(cmd topics.OrderPlace, m *market) (int, string) {
+	id := cmd.ClientOrderID
+	if id == "" {
+		return 0, ""
+	}
+	if len(id) > MaxClientOrderIDLen {
+		return topics.CodeClientOrderID, fmt.Sprintf("clientOrderId is longer than %d characters", MaxClientOrderIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return topics.CodeClientOrderID, "clientOrderId has a character outside printable ASCII"
+		}
+	}
+	if _, dup := m.clientIDs[clientKey{cmd.AccountID, id}]; dup {
+		return topics.CodeClientOrderID, "clientOrderId " + id + " is used by a live order"
+	}
+	return 0, ""
+}
+
+func (m *market) checkQuantity(o *order) (int, string) {
+	q, err := decimal.NewFromString(o.cmd.Quantity)
+	if err != nil {
+		return topics.CodeValidation, fmt.Sprintf("quantity %q is not a decimal", o.cmd.Quantity)
+	}
+	if q.LessThan(decimal.NewFromInt(m.minQty)) {
+		return topics.CodeQuantityBelowMin, fmt.Sprintf("quantity %s is below minQuantity %d", q, m.minQty)
+	}
+	if q.GreaterThan(decimal.NewFromInt(m.maxQty)) {
+		return topics.CodeQuantityInvalid, fmt.Sprintf("quantity %s is above maxQuantity %d", q, m.maxQty)
+	}
+	if !q.IsInteger() || q.IntPart()%m.qtyStep != 0 {
+		return topics.CodeQuantityInvalid, fmt.Sprintf("quantity %s is not a multiple of quantityStep %d", q, m.qtyStep)
+	}
+	o.qty = q.IntPart()
+	return 0, ""
+}
+
+func (m *market) checkPrice(o *order) (int, string) {
+	if o.cmd.Price == "" {
+		if o.cmd.OrderType != topics.OrderTypeMarket {
+			return topics.CodeValidation, "price is required for limit and fill-or-kill orders"
+		}
+		o.price = m.maxTick
+		if o.side == book.Sell {
+			o.price = m.minTick
+		}
+		return 0, ""
+	}
+	p, err := decimal.NewFromString(o.cmd.Price)
+	if err != nil {
+		return topics.CodeValidation, fmt.Sprintf("price %q is not a decimal", o.cmd.Price)
+	}
+	t, err := toTicks(p, m.priceStep)
+	if err != nil {
+		return topics.CodePriceInvalid, fmt.Sprintf("price %s is not a multiple of priceStep %s", p, m.priceStep)
+	}
+	if t < m.minTick || t > m.maxTick {
+		return topics.CodePriceInvalid, fmt.Sprintf("price %s is outside [%s, %s]", p, m.price(m.minTick), m.price(m.maxTick))
+	}
+	o.price = t
+	return 0, ""
+}
+
+// place takes an order that passed the checks through the book.
+func (em *emitter) place(o *order) {
+	s, m := em.s, o.market
+	tif := book.GoodTillCancel
+	switch o.cmd.OrderType {
+	case topics.OrderTypeMarket:
+		tif = book.ImmediateOrCancel
+	case topics.OrderTypeFillOrKill:
+		tif = book.FillOrKill
+	}
+	bo := book.Order{ID: o.cmd.OrderID, Account: o.cmd.AccountID, Side: o.side, Price: o.price, Qty: o.qty}
+	res, events := m.book.Place(bo, tif, o.cmd.Passive, em.e.events[:0])
+	em.e.events = events
+	s.orders[o.cmd.OrderID] = o
+	if res.Outcome == book.PostOnlyRejected {
+		em.reject(o, topics.CodePassiveWouldTake, "passive order would trade on arrival")
+		return
+	}
+	o.live = true
+	if o.side == book.Sell {
+		s.position(o.cmd.AccountID, familyOf(m.family)).locked += o.qty
+	}
+	if o.cmd.ClientOrderID != "" {
+		m.clientIDs[clientKey{o.cmd.AccountID, o.cmd.ClientOrderID}] = o.cmd.OrderID
+	}
+	o.status = topics.OrderStatusPending
+	if res.Outcome == book.Rested && res.Filled == 0 {
+		o.status = topics.OrderStatusOnBook
+	}
+	em.orderEvent(topics.TypeOrderAccepted, o, orderEventOpts{})
+	for _, ev := range events {
+		em.bookEvent(o, ev)
+	}
+	em.settleOutcome(o, res)
+}
+
+// settleOutcome reports what became of the part of o that did not trade.
+func (em *emitter) settleOutcome(o *order, res book.Result) {
+	switch res.Outcome {
+	case book.Rested, book.Filled:
+		if res.Outcome == book.Filled {
+			em.s.release(o)
+		}
+	case book.RemainderCancelled:
+		em.s.release(o)
+		em.systemCancel(o, topics.ReasonUnfilledRemainder)
+	case book.Killed:
+		em.s.release(o)
+		em.systemCancel(o, topics.ReasonFillOrKill)
+	}
+}
