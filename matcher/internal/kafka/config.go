@@ -1,0 +1,59 @@
+package kafka
+
+import (
+	"errors"
+	"log/slog"
+
+	pkafka "blockspace.exchange/platform/kafka"
+)
+
+// Config configures the loop.
+type Config struct {
+	// Kafka is how to reach the brokers.
+	Kafka pkafka.Config
+	// Group is the consumer group of all matcher instances. Default
+	// "matcher".
+	Group string
+	// TransactionalID must be stable for one instance across restarts and
+	// differ between instances: a restarted instance with the same id
+	// fences its previous incarnation and aborts the transaction it left
+	// open. Required.
+	TransactionalID string
+	// MaxPollRecords bounds one transaction. Default 10,000.
+	MaxPollRecords int
+	// Logger receives the loop's warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultGroup          = "matcher"
+	DefaultMaxPollRecords = 10_000
+)
+
+func (c Config) withDefaults() Config {
+	if c.Group == "" {
+		c.Group = DefaultGroup
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	if err := c.Kafka.Validate(); err != nil {
+		return err
+	}
+	if c.TransactionalID == "" {
+		return errors.New("matcher kafka config: missing transactional id; set one stable id per instance")
+	}
+	if c.MaxPollRecords < 0 {
+		return errors.New("matcher kafka config: MaxPollRecords is negative")
+	}
+	return nil
+}

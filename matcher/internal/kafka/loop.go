@@ -1,0 +1,220 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/matcher/internal/engine"
+	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/topics"
+)
+
+// batchTimeout bounds finishing a polled batch. A batch is finished even
+// when Run's context ends meanwhile: shutting down commits what was read.
+const batchTimeout = 30 * time.Second
+
+// Loop is one matcher instance's consume-transform-produce loop.
+type Loop struct {
+	cfg  Config
+	log  *slog.Logger
+	sess *kgo.GroupTransactSession
+
+	// parts is only touched by the goroutine in Run.
+	parts map[int32]*partition
+	stats Stats
+
+	// beforeEnd, when set, runs before each transaction ends; an error
+	// stops Run there, leaving the transaction open like a crash would.
+	beforeEnd func() error
+}
+
+// partition is the engine of one orders partition and the offset of the
+// next record it expects.
+type partition struct {
+	engine *engine.Engine
+	next   int64
+}
+
+// Stats are counters for the metrics endpoint, safe to read from any
+// goroutine.
+type Stats struct {
+	Records  atomic.Int64 // input records applied in committed transactions' batches
+	Outputs  atomic.Int64 // output records produced
+	Skipped  atomic.Int64 // input records that could not be interpreted
+	Rebuilds atomic.Int64 // engines brought up to date from the log
+	Aborts   atomic.Int64 // transactions that did not commit
+}
+
+// New connects the transactional session. Consumption starts in Run.
+func New(cfg Config) (*Loop, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sess, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(cfg.Kafka.Brokers...),
+		kgo.ClientID(clientID(cfg)),
+		kgo.RecordPartitioner(pkafka.Partitioner()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.TransactionalID(cfg.TransactionalID),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(topics.Orders),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.ProducerLinger(0),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("matcher: new transact session: %w", err)
+	}
+	return &Loop{cfg: cfg, log: cfg.Logger, sess: sess, parts: make(map[int32]*partition)}, nil
+}
+
+func clientID(cfg Config) string {
+	if cfg.Kafka.ClientID != "" {
+		return cfg.Kafka.ClientID
+	}
+	return "matcher"
+}
+
+// Stats returns the loop's counters.
+func (l *Loop) Stats() *Stats { return &l.stats }
+
+// Ping checks that a broker answers, for readiness.
+func (l *Loop) Ping(ctx context.Context) error { return pkafka.Ping(ctx, l.sess.Client()) }
+
+// Run processes batches until ctx ends or the session fails. The batch in
+// progress when ctx ends is finished and committed.
+func (l *Loop) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		fetches := l.sess.PollRecords(ctx, l.cfg.MaxPollRecords)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			return nil
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			l.log.Warn("matcher: fetch", "topic", topic, "partition", p, "err", err)
+		})
+		if fetches.NumRecords() == 0 {
+			continue
+		}
+		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+		err := l.transact(work, fetches)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close leaves the group without committing anything further. A
+// transaction left open is aborted when this instance's transactional id
+// starts again, or by the broker's transaction timeout.
+func (l *Loop) Close() { l.sess.Close() }
+
+// transact applies one batch and produces its outputs in a transaction
+// with the batch's offsets.
+func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
+	if err := l.sess.Begin(); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	var produced producedErr
+	var err error
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if err == nil && len(p.Records) > 0 {
+			err = l.process(ctx, p, &produced)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if l.beforeEnd != nil {
+		if err := l.beforeEnd(); err != nil {
+			return err
+		}
+	}
+	try := kgo.TryCommit
+	if produced.get() != nil {
+		try = kgo.TryAbort
+	}
+	committed, err := l.sess.End(ctx, try)
+	if err != nil {
+		return fmt.Errorf("end transaction: %w", errors.Join(err, produced.get()))
+	}
+	if !committed {
+		// The group rewinds to the last committed offsets; every engine
+		// has applied records it will see again.
+		l.stats.Aborts.Add(1)
+		clear(l.parts)
+		l.log.Warn("matcher: transaction aborted; engines rebuild from the log", "produce_err", produced.get())
+	}
+	return nil
+}
+
+// process applies the records of one partition in offset order.
+func (l *Loop) process(ctx context.Context, p kgo.FetchTopicPartition, produced *producedErr) error {
+	part, err := l.ready(ctx, p.Partition, p.Records[0].Offset)
+	if err != nil {
+		return err
+	}
+	for _, r := range p.Records {
+		outs := l.apply(part, r)
+		for _, o := range outs {
+			rec, err := outputRecord(o, r.Partition)
+			if err != nil {
+				return err
+			}
+			l.sess.Produce(ctx, rec, produced.record)
+		}
+		l.stats.Records.Add(1)
+		l.stats.Outputs.Add(int64(len(outs)))
+	}
+	return nil
+}
+
+// apply decodes and applies one record. A record that cannot be
+// interpreted is logged and skipped: it would fail the same way on every
+// replay, so retrying it would only stop the partition.
+func (l *Loop) apply(part *partition, r *kgo.Record) []engine.Output {
+	part.next = r.Offset + 1
+	env, err := pkafka.DecodeRecord(r)
+	if err == nil {
+		var outs []engine.Output
+		if outs, err = part.engine.Apply(env); err == nil {
+			return outs
+		}
+	}
+	l.stats.Skipped.Add(1)
+	l.log.Warn("matcher: skipping record", "partition", r.Partition, "offset", r.Offset, "err", err)
+	return nil
+}
+
+// producedErr keeps the first produce error of a transaction; promises run
+// on the client's goroutines.
+type producedErr struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (p *producedErr) record(_ *kgo.Record, err error) {
+	if err == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *producedErr) get() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
