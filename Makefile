@@ -44,6 +44,10 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeJSONBytes -fuzztime 30s ./platform/httpx/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./platform/auth/
+	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime 30s ./ingress/internal/login/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseVerify$$' -fuzztime 30s ./ingress/internal/login/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRefresh$$' -fuzztime 30s ./ingress/internal/login/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy); done
