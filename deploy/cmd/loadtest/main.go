@@ -8,6 +8,11 @@
 // frame and cache of the dev stack (embedded Kafka and Postgres, in a
 // temporary directory), against a bare gin handler that answers the same
 // bytes.
+//
+// Scenario "auth": a wallet logs in; authenticated GET /api/v1/user/info
+// is measured next to public GET /api/v1/p/tokens in the same run, and
+// wallet logins (challenge, EIP-712 signature, verify) in verify
+// operations per second.
 package main
 
 import (
@@ -74,7 +79,7 @@ func run(workers int, d time.Duration, rounds int) error {
 	fmt.Println(" ", best[0])
 	fmt.Println(" ", best[1])
 	fmt.Printf("full stack / bare handler = %.0f%% (goal >= 60%%)\n", 100*best[1].RPS()/best[0].RPS())
-	return nil
+	return runAuth(ctx, client, stackURL, workers, d, rounds)
 }
 
 func startStack(ctx context.Context) (string, func(), error) {
@@ -89,6 +94,9 @@ func startStack(ctx context.Context) (string, func(), error) {
 	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{
 		"DATA_DIR": dir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
 		"LOG_LEVEL": "warn", "MAX_IN_FLIGHT": "100000",
+		// Logins are measured from one client address.
+		"AUTH_LOGIN_RATE_PER_IP": "1000000000", "AUTH_LOGIN_BURST_PER_IP": "1000000000",
+		"AUTH_LOGIN_RATE_PER_ADDRESS": "1000000000", "AUTH_LOGIN_BURST_PER_ADDRESS": "1000000000",
 	}))
 	if err != nil {
 		return "", nil, err

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"blockspace.exchange/deploy/loadtest"
+)
+
+// runAuth is scenario "auth": a wallet logs in, then authenticated
+// GET /api/v1/user/info is measured next to public GET /api/v1/p/tokens
+// in the same run, and verify (a whole wallet login: challenge, EIP-712
+// signature, verify) is measured in operations per second.
+func runAuth(ctx context.Context, client *http.Client, base string, workers int, d time.Duration, rounds int) error {
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		return err
+	}
+	token, err := walletLogin(client, base, key)
+	if err != nil {
+		return err
+	}
+	get := func(path, bearer string) func() (*http.Request, error) {
+		return func() (*http.Request, error) {
+			req, err := http.NewRequest(http.MethodGet, base+path, nil)
+			if bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+bearer)
+			}
+			return req, err
+		}
+	}
+	fmt.Printf("\nauthenticated GET /api/v1/user/info next to public GET /api/v1/p/tokens, %d workers, %s per run, %d rounds\n", workers, d, rounds)
+	var best [2]loadtest.Result
+	for i := 0; i < rounds; i++ {
+		for j, target := range []struct{ name, path, bearer string }{
+			{"public /api/v1/p/tokens", "/api/v1/p/tokens", ""}, {"bearer /api/v1/user/info", "/api/v1/user/info", token},
+		} {
+			r := loadtest.Run(ctx, target.name, client, workers, d, http.StatusOK, get(target.path, target.bearer))
+			fmt.Println(" ", r)
+			if i == 0 || r.RPS() > best[j].RPS() {
+				best[j] = r
+			}
+		}
+	}
+	fmt.Println("best:")
+	fmt.Println(" ", best[0])
+	fmt.Println(" ", best[1])
+	fmt.Printf("authenticated user/info / public tokens = %.0f%% (goal >= 70%%)\n", 100*best[1].RPS()/best[0].RPS())
+
+	// Each login is two database transactions: more clients than the
+	// pool has connections only measure load shedding (429).
+	loginWorkers := min(workers, 4)
+	ops, failed := measureLogins(ctx, client, base, loginWorkers, d)
+	fmt.Printf("\nwallet login (challenge + EIP-712 signature + verify), %d workers, %s: %.0f verify operations/s, %d failed\n",
+		loginWorkers, d, ops, failed)
+	return nil
+}
+
+// measureLogins runs whole logins of fresh wallets for d and returns
+// successful verifies per second.
+func measureLogins(ctx context.Context, client *http.Client, base string, workers int, d time.Duration) (float64, int64) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var ok, failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			key, _ := crypto.GenerateKey()
+			for ctx.Err() == nil {
+				if _, err := walletLogin(client, base, key); err != nil {
+					if ctx.Err() == nil {
+						failed.Add(1)
+					}
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds(), failed.Load()
+}
+
+// walletLogin logs in as a wallet library does and returns the access token.
+func walletLogin(client *http.Client, base string, key *ecdsa.PrivateKey) (string, error) {
+	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	var ch struct {
+		EIP712Message string `json:"eip712Message"`
+		NonceHash     string `json:"nonceHash"`
+	}
+	if err := postForm(client, base+"/api/v1/user/login", url.Values{"addr": {addr}}, &ch); err != nil {
+		return "", err
+	}
+	var td apitypes.TypedData
+	if err := json.Unmarshal([]byte(ch.EIP712Message), &td); err != nil {
+		return "", fmt.Errorf("typed data: %w", err)
+	}
+	hash, _, err := apitypes.TypedDataAndHash(td)
+	if err != nil {
+		return "", err
+	}
+	sig, err := crypto.Sign(hash, key)
+	if err != nil {
+		return "", err
+	}
+	sig[64] += 27
+	var sess struct {
+		AccessToken struct {
+			Token string `json:"token"`
+		} `json:"accessToken"`
+	}
+	err = postForm(client, base+"/api/v1/user/login/verify",
+		url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {hexutil.Encode(sig)}}, &sess)
+	return sess.AccessToken.Token, err
+}
+
+func postForm(client *http.Client, u string, form url.Values, data any) error {
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", "exchange-loadtest")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %s %s", u, resp.Status, body)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return err
+	}
+	return json.Unmarshal(env.Data, data)
+}
