@@ -9,9 +9,9 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"time"
 
 	"blockspace.exchange/matcher/internal/book"
 	"blockspace.exchange/topics"
@@ -85,12 +85,11 @@ type emitter struct {
 	e    *Engine
 	s    *slot
 	in   topics.Envelope
-	at   time.Time
 	errs error
 }
 
 func (e *Engine) emitterFor(s *slot, in topics.Envelope) *emitter {
-	return &emitter{e: e, s: s, in: in, at: time.UnixMilli(in.Time)}
+	return &emitter{e: e, s: s, in: in}
 }
 
 // event appends an order-events output with the slot's next event id.
@@ -113,8 +112,12 @@ func (m *emitter) fill(f topics.Fill) {
 	m.add(topics.Fills, topics.TypeTradeExecuted, fmt.Sprintf("fill:%d", f.TradeID), f)
 }
 
+// add marshals payload into an envelope. It skips NewEnvelope's
+// validation: the type and id are the engine's own and the data is a
+// marshalled struct, and Encode validates once more before publishing.
 func (m *emitter) add(topic, typ, id string, payload any) {
-	env, err := topics.NewEnvelope(typ, topics.MatcherEventVersion, id, m.at, payload)
+	data, err := json.Marshal(payload)
+	env := topics.Envelope{Type: typ, Version: topics.MatcherEventVersion, ID: id, Time: m.in.Time, Data: data}
 	if err != nil {
 		// Payloads are the engine's own structs; failing to encode one is
 		// a bug, reported rather than published half-done.

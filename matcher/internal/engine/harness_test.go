@@ -183,8 +183,11 @@ func sell(id, account int64, instrument, qty, price string) topics.OrderPlace {
 	return o
 }
 
-func marketOrder(o topics.OrderPlace) topics.OrderPlace { o.OrderType = topics.OrderTypeMarket; return o }
-func fok(o topics.OrderPlace) topics.OrderPlace    { o.OrderType = topics.OrderTypeFillOrKill; return o }
+func marketOrder(o topics.OrderPlace) topics.OrderPlace {
+	o.OrderType = topics.OrderTypeMarket
+	return o
+}
+func fok(o topics.OrderPlace) topics.OrderPlace { o.OrderType = topics.OrderTypeFillOrKill; return o }
 func passive(o topics.OrderPlace) topics.OrderPlace {
 	o.Passive = true
 	return o

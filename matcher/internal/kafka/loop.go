@@ -20,6 +20,11 @@ import (
 // when Run's context ends meanwhile: shutting down commits what was read.
 const batchTimeout = 30 * time.Second
 
+// maxBufferedRecords lets a whole batch's outputs (a few per input record)
+// wait in the client for End's flush instead of blocking Produce on broker
+// round trips mid-batch.
+const maxBufferedRecords = 1 << 20
+
 // Loop is one matcher instance's consume-transform-produce loop.
 type Loop struct {
 	cfg  Config
@@ -68,7 +73,7 @@ func New(cfg Config) (*Loop, error) {
 		kgo.ConsumeTopics(topics.Orders),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.RequireStableFetchOffsets(),
-		kgo.ProducerLinger(0),
+		kgo.MaxBufferedRecords(maxBufferedRecords),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("matcher: new transact session: %w", err)

@@ -206,7 +206,7 @@ func readOutputs(t testing.TB, ctx context.Context, cfg pkafka.Config, n int) ma
 func newLoop(t testing.TB, cfg pkafka.Config, maxPoll int) *Loop {
 	t.Helper()
 	l, err := New(Config{Kafka: cfg, TransactionalID: "matcher-test-0", MaxPollRecords: maxPoll,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +234,8 @@ func assertSameOutputs(t *testing.T, got, want map[partitionKey][][]byte) {
 		}
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 var errCrash = errors.New("crash before commit")
 

@@ -1,0 +1,46 @@
+// Command matcher runs one matcher instance. See docs/deploy.md for the
+// shared environment; its own variables are MATCHER_INSTANCE_ID (default:
+// the host name, stable per pod), MATCHER_GROUP (matcher) and
+// MATCHER_MAX_BATCH (10000 records per transaction).
+package main
+
+import (
+	"context"
+	"os"
+
+	"blockspace.exchange/matcher"
+	"blockspace.exchange/platform/config"
+	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/process"
+)
+
+func main() {
+	os.Exit(process.Main("matcher", process.Needs{Kafka: true}, build))
+}
+
+func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
+	host, _ := os.Hostname()
+	m, err := matcher.New(matcher.Config{
+		Kafka:      pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher"},
+		Group:      r.String("MATCHER_GROUP", "matcher"),
+		InstanceID: r.String("MATCHER_INSTANCE_ID", host),
+		MaxBatch:   r.Int("MATCHER_MAX_BATCH", 10_000, 1, 1_000_000),
+		Logger:     p.Log,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.Err(); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	if err := m.RegisterMetrics(p.Registry); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	run := func(ctx context.Context) error {
+		defer m.Close()
+		return m.Run(ctx)
+	}
+	return nil, []func(context.Context) error{run}, nil
+}

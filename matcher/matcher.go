@@ -1,0 +1,95 @@
+// Package matcher is the exchange's sequencer: it owns partitions of the
+// orders topic and, per slot, both markets' books and the slot's positions,
+// and writes order events and fills exactly once (docs/matcher.md).
+//
+// New, Run and Close are the whole surface, so the binary and an
+// in-process stack start it the same way.
+package matcher
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	mkafka "blockspace.exchange/matcher/internal/kafka"
+	pkafka "blockspace.exchange/platform/kafka"
+)
+
+// Config configures a matcher instance.
+type Config struct {
+	// Kafka is how to reach the brokers.
+	Kafka pkafka.Config
+	// Group is the consumer group shared by all instances; default
+	// "matcher".
+	Group string
+	// InstanceID names this instance: stable across its restarts, unique
+	// among running instances (a pod name, a host name). It is the
+	// transactional id, so a restarted instance aborts what its previous
+	// incarnation left open.
+	InstanceID string
+	// MaxBatch bounds the records of one transaction; default 10,000.
+	MaxBatch int
+	Logger   *slog.Logger
+}
+
+// Matcher is a running matcher instance.
+type Matcher struct {
+	loop *mkafka.Loop
+}
+
+// New connects to Kafka; Run starts consuming.
+func New(cfg Config) (*Matcher, error) {
+	if cfg.InstanceID == "" {
+		return nil, fmt.Errorf("matcher: missing instance id")
+	}
+	loop, err := mkafka.New(mkafka.Config{
+		Kafka:           cfg.Kafka,
+		Group:           cfg.Group,
+		TransactionalID: "matcher-" + cfg.InstanceID,
+		MaxPollRecords:  cfg.MaxBatch,
+		Logger:          cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("matcher: %w", err)
+	}
+	return &Matcher{loop: loop}, nil
+}
+
+// Run matches until ctx ends, then finishes and commits the batch in hand.
+func (m *Matcher) Run(ctx context.Context) error {
+	if err := m.loop.Run(ctx); err != nil {
+		return fmt.Errorf("matcher: %w", err)
+	}
+	return nil
+}
+
+// Close leaves the consumer group. Call it after Run returned.
+func (m *Matcher) Close() { m.loop.Close() }
+
+// Ping checks that Kafka answers, for readiness.
+func (m *Matcher) Ping(ctx context.Context) error { return m.loop.Ping(ctx) }
+
+// RegisterMetrics adds the matcher's counters to reg.
+func (m *Matcher) RegisterMetrics(reg prometheus.Registerer) error {
+	st := m.loop.Stats()
+	counters := []struct {
+		name, help string
+		value      func() int64
+	}{
+		{"matcher_records_total", "Input records of orders applied.", st.Records.Load},
+		{"matcher_outputs_total", "Order events and fills produced.", st.Outputs.Load},
+		{"matcher_skipped_total", "Input records that could not be interpreted and were skipped.", st.Skipped.Load},
+		{"matcher_rebuilds_total", "Engines brought up to date by reading their partition.", st.Rebuilds.Load},
+		{"matcher_aborts_total", "Transactions that did not commit.", st.Aborts.Load},
+	}
+	for _, c := range counters {
+		value := c.value
+		f := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, func() float64 { return float64(value()) })
+		if err := reg.Register(f); err != nil {
+			return fmt.Errorf("matcher: register %s: %w", c.name, err)
+		}
+	}
+	return nil
+}

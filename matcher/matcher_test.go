@@ -1,0 +1,99 @@
+package matcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/matcher"
+	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/topics"
+)
+
+// The package entry runs in-process against the embedded broker: a
+// market opens, a sell rests, a buy crosses it, and the fill is published.
+func TestRunPublishesAFill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	broker, err := pkafka.StartEmbedded(ctx, pkafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	cfg := pkafka.Config{Brokers: broker.Addrs(), ClientID: "matcher-test"}
+	cl, err := pkafka.NewClient(cfg, kgo.ConsumeTopics(topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := pkafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+
+	m, err := matcher.New(matcher.Config{Kafka: cfg, InstanceID: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+
+	at := time.UnixMilli(1_738_824_000_000)
+	open, err := topics.MarketOpen{Slot: 7, Family: topics.WholeBlock, PriceStep: "0.01", MinPrice: "0.01", MaxPrice: "10",
+		SellerUserID: 1, SellerAccountID: 11}.Envelope(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sell := topics.OrderPlace{OrderID: 1, UserID: 1, AccountID: 11, InstrumentID: "ETH-WB-7", OrderType: topics.OrderTypeLimit, Quantity: "1", Price: "0.5"}
+	buy := topics.OrderPlace{OrderID: 2, UserID: 2, AccountID: 21, InstrumentID: "ETH-WB-7", Side: true, OrderType: topics.OrderTypeLimit, Quantity: "1", Price: "0.7"}
+	layout, _ := topics.DefaultLayout(topics.Orders)
+	var recs []*kgo.Record
+	for i, cmd := range []any{open, sell, buy} {
+		env, ok := cmd.(topics.Envelope)
+		if !ok {
+			env, err = topics.OrderCommandEnvelope(topics.TypeOrderPlace, "cmd-"+string(rune('a'+i)), at, cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := pkafka.NewSlotRecord(topics.Orders, layout, 7, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	var fill topics.Fill
+	for fill.TradeID == 0 {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("no fill published")
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			env, err := pkafka.DecodeRecord(r)
+			if err != nil || r.Partition != layout.Partition(7) {
+				t.Fatalf("fill record on partition %d: %v", r.Partition, err)
+			}
+			if err := json.Unmarshal(env.Data, &fill); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if fill.Price != "0.5" || fill.MakerOrderID != 1 || fill.TakerOrderID != 2 || !fill.PrimarySale || fill.PreconfQuantity != "0" {
+		t.Fatalf("fill %+v", fill)
+	}
+}
