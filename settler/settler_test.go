@@ -1,0 +1,253 @@
+package settler_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler"
+	"blockspace.exchange/settler/internal/audit"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func startBroker(t *testing.T) (*kafka.Embedded, *kgo.Client) {
+	t.Helper()
+	ctx := t.Context()
+	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs(), ClientID: "producer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	return b, cl
+}
+
+func record(t *testing.T, topic string, key []byte, typ, id string, payload any) *kgo.Record {
+	t.Helper()
+	e, err := topics.FundingEnvelope(typ, id, time.Now(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := kafka.NewRecord(topic, key, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func produce(t *testing.T, cl *kgo.Client, recs []*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func address(i int) string { return fmt.Sprintf("0x%040x", 0xabc000+i) }
+
+func depositRecord(t *testing.T, i, user int, qty string) *kgo.Record {
+	addr := address(user)
+	return record(t, topics.FundingEvents, []byte(addr), topics.TypeDepositObserved, fmt.Sprintf("deposit-1337-0x%064x-0", i),
+		topics.DepositObserved{ChainID: 1337, BlockNumber: uint64(i), BlockHash: "0xb", TransactionHash: fmt.Sprintf("0x%064x", i),
+			Sender: addr, Depositor: addr, TokenID: 1, Quantity: qty, AmountWei: "1"})
+}
+
+// userAccounts are the current and preconf trading accounts of a user.
+type userAccounts struct{ user, current, preconf int64 }
+
+func accounts(t *testing.T, pool *pgxpool.Pool, n int) []userAccounts {
+	t.Helper()
+	out := make([]userAccounts, n)
+	for i := range n {
+		err := pool.QueryRow(t.Context(), `
+			SELECT u.user_id, c.account_id, p.account_id FROM users u
+			JOIN accounts c ON c.user_id = u.user_id AND c.type = 1
+			JOIN accounts p ON p.user_id = u.user_id AND p.type = 2 WHERE u.address = $1`, address(i)).
+			Scan(&out[i].user, &out[i].current, &out[i].preconf)
+		if err != nil {
+			t.Fatalf("accounts of user %d: %v", i, err)
+		}
+	}
+	return out
+}
+
+func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, batch int) (*settler.Settler, chan error) {
+	t.Helper()
+	s, err := settler.New(ctx, settler.Config{Brokers: brokers, MaxBatch: batch}, pool, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return s, done
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func mustAudit(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	v, err := audit.Run(context.Background(), pool, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) > 0 {
+		t.Fatalf("audit: %v", v)
+	}
+}
+
+// TestSettlerCrashesAndRestarts kills a settler in the middle of a stream
+// of thousands of commands (its Kafka client closed without committing,
+// its Postgres pool dropped), restarts two instances in one group so that
+// partitions rebalance between them, and checks that every command was
+// applied exactly once and the ledger audits clean.
+func TestSettlerCrashesAndRestarts(t *testing.T) {
+	const users, transfersPerUser = 50, 60
+	b, producer := startBroker(t)
+	pool := pgtest.New(t, schema.Migrations())
+	ctx := t.Context()
+
+	// Fund the users directly, then reserve what their transfers move, as
+	// ingress would.
+	var funding []*kgo.Record
+	for u := range users {
+		funding = append(funding, depositRecord(t, u, u, "100"))
+	}
+	produce(t, producer, funding)
+	s0, done0 := startSettler(t, ctx, b.Addrs(), pool, 0)
+	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	accs := accounts(t, pool, users)
+	if _, err := pool.Exec(ctx, `UPDATE account_balances SET locked = $1 WHERE account_id IN (SELECT account_id FROM accounts WHERE type = 1 AND user_id IS NOT NULL)`, transfersPerUser); err != nil {
+		t.Fatal(err)
+	}
+
+	var stream []*kgo.Record
+	id := 0
+	for i := range transfersPerUser {
+		for u, a := range accs {
+			id++
+			stream = append(stream, record(t, topics.LedgerCommands, topics.UserKey(a.user), topics.TypeLedgerTransfer, fmt.Sprintf("transfer-%d", id),
+				topics.LedgerTransfer{TransferID: int64(id), UserID: a.user, FromAccountID: a.current, ToAccountID: a.preconf, TokenID: 1, Quantity: "1"}))
+			stream = append(stream, depositRecord(t, users+i*users+u, u, "0.5"))
+		}
+	}
+	want := users + len(stream)
+	// A few duplicates, as the outbox relay produces after a lost ack.
+	stream = append(stream, stream[:100]...)
+	produced := make(chan error, 1)
+	go func() { produced <- producer.ProduceSync(ctx, stream...).FirstErr() }()
+
+	// Crash the first settler mid-stream with its own pool.
+	crashPool, err := postgres.Open(ctx, poolURL(t, pool), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0.Close()
+	<-done0
+	crashCtx, crash := context.WithCancel(ctx)
+	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
+	waitFor(t, "some commands applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+1000 })
+	crash()
+	s1.Close()
+	crashPool.Close()
+	<-done1
+	applied := count(t, pool, `SELECT count(*) FROM journal`)
+	if applied >= want {
+		t.Fatalf("the crash came after everything was applied (%d); make the stream longer", applied)
+	}
+
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		s, done := startSettler(t, ctx, b.Addrs(), pool, 700)
+		wg.Go(func() {
+			waitFor(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+			s.Close()
+			<-done
+		})
+	}
+	wg.Wait()
+	if n := count(t, pool, `SELECT count(*) FROM postings`); n != 2*want {
+		t.Fatalf("%d postings, want %d", n, 2*want)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status <> 'applied'`); n != 0 {
+		t.Fatalf("%d commands rejected", n)
+	}
+	for _, a := range accs {
+		var cur, pre string
+		if err := pool.QueryRow(ctx, `SELECT
+			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $1),
+			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $2)`, a.current, a.preconf).Scan(&cur, &pre); err != nil {
+			t.Fatal(err)
+		}
+		if cur != "70/0" || pre != fmt.Sprintf("%d/0", transfersPerUser) {
+			t.Fatalf("user %d: current %s preconf %s", a.user, cur, pre)
+		}
+	}
+	mustAudit(t, pool)
+}
+
+func poolURL(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	return pool.Config().ConnString()
+}
+
+// TestUndecodableRecordsDoNotBlock records a broken record as rejected and
+// goes on with the next one.
+func TestUndecodableRecordsDoNotBlock(t *testing.T) {
+	b, producer := startBroker(t)
+	pool := pgtest.New(t, schema.Migrations())
+	bad := &kgo.Record{Topic: topics.FundingEvents, Key: []byte("x"), Value: []byte("not json")}
+	produce(t, producer, []*kgo.Record{bad, depositRecord(t, 1, 1, "1")})
+	s, done := startSettler(t, t.Context(), b.Addrs(), pool, 0)
+	waitFor(t, "both records", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == 2 })
+	s.Close()
+	<-done
+	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status = 'rejected'`); n != 1 {
+		t.Fatalf("%d rejected", n)
+	}
+	if s.Stats().Applied != 1 {
+		t.Fatalf("stats %+v", s.Stats())
+	}
+}
