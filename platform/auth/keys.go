@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"sort"
 )
 
@@ -104,18 +103,17 @@ type JWK struct {
 }
 
 func toJWK(kid string, pub *ecdsa.PublicKey) JWK {
-	j := JWK{Kty: "EC", Crv: "P-256", X: coord(pub.X), Y: coord(pub.Y)}
+	// Bytes is the uncompressed point 0x04 || X || Y, 32 bytes each on P-256.
+	raw, err := pub.Bytes()
+	if err != nil || len(raw) != 65 {
+		panic(fmt.Sprintf("auth: not a P-256 public key: %v", err)) // keys are checked on load
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	j := JWK{Kty: "EC", Crv: "P-256", X: enc(raw[1:33]), Y: enc(raw[33:])}
 	if kid != "" {
 		j.Kid, j.Use, j.Alg = kid, "sig", "ES256"
 	}
 	return j
-}
-
-// coord is a P-256 coordinate as 32 big-endian bytes, base64url.
-func coord(v *big.Int) string {
-	var b [32]byte
-	v.FillBytes(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // KeySet is an immutable set of verification keys by kid.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"mime"
 	"net/url"
 	"strings"
@@ -212,7 +211,7 @@ func truncate(s string) string {
 	if len(s) > 48 {
 		s = s[:48] + "…"
 	}
-	return fmt.Sprintf("%s", strings.ToValidUTF8(s, "?"))
+	return strings.ToValidUTF8(s, "?")
 }
 
 // jsonString marshals a document that cannot fail to marshal.

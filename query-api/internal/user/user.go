@@ -9,12 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
 
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
@@ -31,6 +32,7 @@ type Reads struct {
 	mu    sync.RWMutex // guards infos
 	infos map[int64]cached
 	max   int
+	loads singleflight.Group // one Postgres read per user at a time
 }
 
 type cached struct {
@@ -62,7 +64,9 @@ func (r *Reads) info(c *gin.Context) {
 		httpx.OKRaw(c, e.body)
 		return
 	}
-	u, err := users.Get(c, r.pool, id)
+	// When an entry expires, every request of that user misses at once;
+	// one of them reads Postgres and the others share its answer.
+	v, err, _ := r.loads.Do(strconv.FormatInt(id, 10), func() (any, error) { return r.load(context.WithoutCancel(c.Request.Context()), id, now) })
 	if errors.Is(err, users.ErrNotFound) {
 		httpx.Fail(c, httpx.Unauthorized("the user of this access token does not exist"))
 		return
@@ -71,10 +75,18 @@ func (r *Reads) info(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
+	httpx.OKRaw(c, v.([]byte))
+}
+
+// load reads one user's profile, encodes it and caches it.
+func (r *Reads) load(ctx context.Context, id int64, now time.Time) ([]byte, error) {
+	u, err := users.Get(ctx, r.pool, id)
+	if err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(map[string]users.User{"user": u})
 	if err != nil {
-		httpx.Fail(c, err)
-		return
+		return nil, err
 	}
 	r.mu.Lock()
 	if len(r.infos) >= r.max {
@@ -82,7 +94,7 @@ func (r *Reads) info(c *gin.Context) {
 	}
 	r.infos[id] = cached{body: body, at: now}
 	r.mu.Unlock()
-	httpx.OKRaw(c, body)
+	return body, nil
 }
 
 func (r *Reads) accounts(c *gin.Context) {
@@ -98,7 +110,7 @@ func (r *Reads) accounts(c *gin.Context) {
 // belongs to someone else or does not exist, so ids cannot be probed.
 func (r *Reads) account(c *gin.Context) {
 	id, err := httpx.ParseInt64(c.Param("accountId"))
-	if err != nil || id <= 0 || id > math.MaxInt64 {
+	if err != nil || id <= 0 {
 		httpx.Fail(c, httpx.Invalid("path parameter accountId must be a positive integer, got %q", c.Param("accountId")))
 		return
 	}
