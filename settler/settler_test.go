@@ -172,7 +172,12 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	}
 	want := users + len(stream)
 	// A few duplicates, as the outbox relay produces after a lost ack.
-	stream = append(stream, stream[:100]...)
+	// Each copy is its own record: the client owns a record until its
+	// produce finishes, so one value must not be produced twice at once.
+	for _, r := range stream[:100] {
+		dup := *r
+		stream = append(stream, &dup)
+	}
 	produced := make(chan error, 1)
 	go func() { produced <- producer.ProduceSync(ctx, stream...).FirstErr() }()
 
