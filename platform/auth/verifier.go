@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"blockspace.exchange/platform/serve"
 )
 
 // KeySource loads the current verification keys.
@@ -101,18 +103,7 @@ func (v *Verifier) reloadLocked(ctx context.Context) error {
 // Run reloads the keys every interval until ctx ends, so keys published
 // or retired by other processes are picked up.
 func (v *Verifier) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := v.Reload(ctx); err != nil && ctx.Err() == nil {
-				v.cfg.Logger.Warn("reload signing keys", "error", err)
-			}
-		}
-	}
+	serve.Every(ctx, interval, v.Reload, func(err error) { v.cfg.Logger.Warn("reload signing keys", "error", err) })
 }
 
 // Verify returns the claims of a valid access token. A token verified

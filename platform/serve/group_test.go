@@ -76,3 +76,28 @@ func TestGroupStopsWhenALoopFails(t *testing.T) {
 		t.Error("the other loop was not stopped")
 	}
 }
+
+func TestEveryReportsFailuresAndStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls, reported := 0, make(chan error, 10)
+	done := make(chan struct{})
+	go func() {
+		Every(ctx, time.Millisecond, func(context.Context) error {
+			calls++
+			if calls == 3 {
+				cancel()
+			}
+			return errors.New("probe failed")
+		}, func(err error) { reported <- err })
+		close(done)
+	}()
+	<-done
+	close(reported)
+	n := 0
+	for range reported {
+		n++
+	}
+	if calls != 3 || n != 2 {
+		t.Fatalf("calls %d, reported %d; want 3 calls and 2 reports (none after cancel)", calls, n)
+	}
+}

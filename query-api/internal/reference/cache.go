@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/platform/serve"
 )
 
 // encoded holds the data part of every reference response, marshalled
@@ -57,18 +59,7 @@ func (c *Cache) Reload(ctx context.Context) error {
 // previous data; the routes answer 503 meanwhile because they depend on
 // Postgres being up (see Register).
 func (c *Cache) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.Reload(ctx); err != nil && ctx.Err() == nil {
-				c.log.Warn("reload reference data", "error", err)
-			}
-		}
-	}
+	serve.Every(ctx, interval, c.Reload, func(err error) { c.log.Warn("reload reference data", "error", err) })
 }
 
 // Ready reports whether the cache has been loaded at least once.
