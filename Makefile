@@ -48,6 +48,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseVerify$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefresh$$' -fuzztime 30s ./ingress/internal/login/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./platform/jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBundle$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRefundQuery$$' -fuzztime 30s ./platform/orderflow/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy); done

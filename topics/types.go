@@ -105,7 +105,7 @@ func MessageTypes() []MessageType {
 		{TypeProposerDuty, Validators, "ingress", "the beacon chain assigned a slot to a registered validator"},
 		{TypeOrderflowTx, OrderflowTxs, "ingress", "an originator submitted a signed transaction; carries the raw and the decoded form"},
 		{TypeOrderflowOriginatorBundle, OrderflowBundles, "ingress", "an originator submitted a bundle"},
-		{TypeOrderflowSearcherBundle, OrderflowBundles, "orderflow-relay", "a searcher submitted a bundle, possibly backrunning an originator transaction"},
+		{TypeOrderflowSearcherBundle, OrderflowBundles, "ingress, orderflow-relay", "a searcher submitted a bundle, possibly backrunning an originator transaction"},
 		{TypeOrderflowTxStatus, OrderflowLifecycle, "orderflow-relay", "a transaction's status changed (PENDING, INCLUDED, FAILED, CANCELLED)"},
 		{TypeOrderflowBundleStatus, OrderflowLifecycle, "orderflow-relay", "a bundle's status changed (forwarded, included, failed, cancelled)"},
 		{TypeOrderflowRefund, OrderflowRefunds, "orderflow-relay", "a refund owed to an originator for a backrun that was included"},

@@ -1,0 +1,233 @@
+// Package jsonrpc is the JSON-RPC 2.0 frame of the private-orderflow
+// endpoints: strict request decoding, the error codes of decisions.md, the
+// response encoding, and an HTTP handler with the same habits as the REST
+// frame (request ids, metrics, a bound on concurrent requests and on body
+// size). The WebSocket servers use Parse and the response encoders alone.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Error codes (decisions.md "Private orderflow").
+const (
+	CodeParse          = -32700 // body is not JSON
+	CodeInvalidRequest = -32600 // not a valid request object; also body too large and a bad transaction
+	CodeMethodNotFound = -32601 // unknown method, also eth_unsubscribe
+	CodeInvalidParams  = -32602 // params not as the method needs
+	CodeInternal       = -32603 // server failure
+	CodeRule           = -32000 // a rule of the service was broken; the message says which
+)
+
+// Error is a JSON-RPC error object. It is also a Go error, so handlers
+// return it like any other.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("json-rpc %d: %s", e.Code, e.Message) }
+
+// Errorf returns an Error with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns err as a JSON-RPC error: itself when it is one, else an
+// internal error with a generic message (the cause is for the log only).
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: "internal error"}
+}
+
+// Request is one decoded JSON-RPC request whose params is a one-element
+// array, as every orderflow method takes.
+type Request struct {
+	// ID is the request id as sent: a JSON string or integer.
+	ID json.RawMessage
+	// Method is the method name.
+	Method string
+	// Param is the single element of params.
+	Param json.RawMessage
+}
+
+// nullID is the id of a response to a request whose id could not be read.
+var nullID = json.RawMessage("null")
+
+// Parse decodes one request strictly: a single JSON object (no batch)
+// with exactly the members jsonrpc ("2.0"), id (a non-null string or an
+// integer), method (a non-empty string) and params (an array of one
+// element), each once, and nothing after the object. On failure the
+// returned id is the request's id when it could be read, else null.
+func Parse(body []byte) (Request, json.RawMessage, *Error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			return Request{}, nullID, Errorf(CodeParse, "parse error: body is not valid JSON")
+		}
+		return Request{}, nullID, Errorf(CodeInvalidRequest, "batch requests are not supported; send one request object")
+	}
+	fields, err := members(body)
+	if err != nil {
+		if errors.Is(err, errNotJSON) {
+			return Request{}, nullID, Errorf(CodeParse, "parse error: %v", err)
+		}
+		return Request{}, nullID, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
+	id := nullID
+	if raw, ok := fields["id"]; ok && validID(raw) {
+		id = raw
+	}
+	req, rerr := fromMembers(fields)
+	if rerr != nil {
+		return Request{}, id, rerr
+	}
+	return req, id, nil
+}
+
+var errNotJSON = errors.New("body is not valid JSON")
+
+// members splits the request object into its members, refusing repeats.
+func members(body []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(body) {
+		return nil, errNotJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, _ := dec.Token()
+	if tok != json.Delim('{') {
+		return nil, errors.New("request is not a JSON object")
+	}
+	fields := make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		if _, dup := fields[name]; dup {
+			return nil, fmt.Errorf("member %q appears twice", name)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		fields[name] = raw
+	}
+	return fields, nil
+}
+
+func fromMembers(fields map[string]json.RawMessage) (Request, *Error) {
+	for name := range fields {
+		switch name {
+		case "jsonrpc", "id", "method", "params":
+		default:
+			return Request{}, Errorf(CodeInvalidRequest, "invalid request: unknown member %q", name)
+		}
+	}
+	if v, ok := fields["jsonrpc"]; !ok || string(v) != `"2.0"` {
+		return Request{}, Errorf(CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
+	}
+	id, ok := fields["id"]
+	if !ok || !validID(id) {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: id must be a non-null string or an integer")
+	}
+	var method string
+	if err := json.Unmarshal(fields["method"], &method); err != nil || method == "" {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: method must be a non-empty string")
+	}
+	raw, ok := fields["params"]
+	if !ok {
+		return Request{}, Errorf(CodeInvalidParams, "invalid params: params must be an array of one element")
+	}
+	var params []json.RawMessage
+	if err := json.Unmarshal(raw, &params); err != nil || len(params) != 1 {
+		return Request{}, Errorf(CodeInvalidParams, "invalid params: params must be an array of one element")
+	}
+	return Request{ID: id, Method: method, Param: params[0]}, nil
+}
+
+// validID accepts a JSON string or a JSON integer that fits an int64.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
+// response fixes the member order of an encoded response.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// resultResponse keeps a null result (eth_cancelBundle) on the wire: a
+// response must carry result or error.
+type resultResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result"`
+}
+
+// EncodeResult returns the response carrying result.
+func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
+	if len(id) == 0 {
+		id = nullID
+	}
+	return marshal(resultResponse{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// EncodeError returns the response carrying e.
+func EncodeError(id json.RawMessage, e *Error) []byte {
+	if len(id) == 0 {
+		id = nullID
+	}
+	b, err := marshal(response{JSONRPC: "2.0", ID: id, Error: e})
+	if err != nil {
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	return b
+}
+
+// Notification is a server-to-client message without id (eth_subscription).
+type Notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// readLimited reads at most limit bytes; tooLarge is true when more came.
+func readLimited(r io.Reader, limit int64) (body []byte, tooLarge bool, err error) {
+	body, err = io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(body)) > limit {
+		return nil, true, nil
+	}
+	return body, false, nil
+}

@@ -1,0 +1,153 @@
+package orderflow
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+func TestDecodeTxTypes(t *testing.T) {
+	from := strings.ToLower(crypto.PubkeyToAddress(testKey.PublicKey).Hex())
+	cases := []struct {
+		name     string
+		data     types.TxData
+		wantType string
+		check    func(t *testing.T, d map[string]any)
+	}{
+		{"legacy", legacyTx(0), "0x0", func(t *testing.T, d map[string]any) {
+			if d["gasPrice"] != "0x3b9aca00" || d["maxFeePerGas"] != nil {
+				t.Errorf("fees %v %v", d["gasPrice"], d["maxFeePerGas"])
+			}
+		}},
+		{"access list", &types.AccessListTx{ChainID: testChain, Nonce: 1, GasPrice: gwei, Gas: 30000, To: &testTo,
+			AccessList: types.AccessList{{Address: testTo, StorageKeys: nil}}}, "0x1", func(t *testing.T, d map[string]any) {
+			if al := d["accessList"].([]any); len(al) != 1 {
+				t.Errorf("accessList %v", al)
+			}
+		}},
+		{"dynamic fee", dynamicTx(5), "0x2", func(t *testing.T, d map[string]any) {
+			if d["maxPriorityFeePerGas"] != "0x3b9aca00" || d["nonce"] != "0x5" || d["gasPrice"] != nil {
+				t.Errorf("fields %v", d)
+			}
+		}},
+		{"blob", blobTx(), "0x3", func(t *testing.T, d map[string]any) {
+			if len(d["blobVersionedHashes"].([]any)) != 1 || d["maxFeePerBlobGas"] != "0x3b9aca00" {
+				t.Errorf("blob fields %v", d)
+			}
+		}},
+		{"set code", setCodeTx(t), "0x4", func(t *testing.T, d map[string]any) {
+			auths := d["authorizationList"].([]any)
+			if len(auths) != 1 || auths[0].(map[string]any)["authority"] != from {
+				t.Errorf("authorizationList %v", auths)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			raw := sign(t, testChain, c.data)
+			tx, err := DecodeRawTx(raw, testRules())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(tx.Decoded)
+			var d map[string]any
+			_ = json.Unmarshal(b, &d)
+			for _, sig := range []string{"v", "r", "s", "yParity"} {
+				if _, ok := d[sig]; ok {
+					t.Errorf("decoded form carries signature field %s", sig)
+				}
+			}
+			if d["type"] != c.wantType || d["from"] != from || d["chainId"] != "0x539" || d["hash"] != tx.Hash.Hex() {
+				t.Errorf("decoded %s", b)
+			}
+			if tx.Raw != raw {
+				t.Errorf("raw changed")
+			}
+			c.check(t, d)
+		})
+	}
+}
+
+func TestDecodeTxRejects(t *testing.T) {
+	big100k := new(big.Int).Mul(gwei, big.NewInt(100_000))
+	tooBig := dynamicTx(0)
+	tooBig.Data = make([]byte, DefaultMaxTxBytes)
+	cases := []struct {
+		name string
+		raw  func(t *testing.T) string
+		want string
+	}{
+		{"not hex", func(*testing.T) string { return "0xzz" }, "not valid hex"},
+		{"no prefix", func(*testing.T) string { return "f86b" }, "not 0x-prefixed"},
+		{"empty", func(*testing.T) string { return "0x" }, "empty"},
+		{"garbage", func(*testing.T) string { return "0x02c0ffee" }, "cannot decode"},
+		{"unknown type", func(*testing.T) string { return "0x7fc0" }, "cannot decode"},
+		{"wrong chain id", func(t *testing.T) string {
+			return sign(t, big.NewInt(1), &types.DynamicFeeTx{ChainID: big.NewInt(1), Gas: 21000, GasFeeCap: gwei, GasTipCap: gwei, To: &testTo})
+		}, "chain id 1"},
+		{"legacy without EIP-155", func(t *testing.T) string {
+			tx, _ := types.SignTx(types.NewTx(legacyTx(0)), types.HomesteadSigner{}, testKey)
+			b, _ := tx.MarshalBinary()
+			return hexutil.Encode(b)
+		}, "replay protection"},
+		{"bad signature", func(t *testing.T) string {
+			tx, _ := types.SignNewTx(testKey, types.LatestSignerForChainID(testChain), dynamicTx(0))
+			v, r, _ := tx.RawSignatureValues()
+			bad, _ := tx.WithSignature(types.LatestSignerForChainID(testChain), append(append(r.FillBytes(make([]byte, 32)), make([]byte, 32)...), byte(v.Uint64())))
+			b, _ := bad.MarshalBinary()
+			return hexutil.Encode(b)
+		}, "signature"},
+		{"oversized", func(t *testing.T) string { tooBig.Gas = 1 << 23; return sign(t, testChain, tooBig) }, "bytes, at most"},
+		{"gas too low", func(t *testing.T) string { d := dynamicTx(0); d.Gas = 20999; return sign(t, testChain, d) }, "gas 20999"},
+		{"gas too high", func(t *testing.T) string { d := dynamicTx(0); d.Gas = 1<<24 + 1; return sign(t, testChain, d) }, "gas 16777217"},
+		{"zero fee cap", func(t *testing.T) string {
+			d := dynamicTx(0)
+			d.GasFeeCap, d.GasTipCap = big.NewInt(0), big.NewInt(0)
+			return sign(t, testChain, d)
+		}, "fee cap is zero"},
+		{"absurd fee", func(t *testing.T) string { d := dynamicTx(0); d.GasFeeCap = big100k; return sign(t, testChain, d) }, "sanity limit"},
+		{"tip above cap", func(t *testing.T) string {
+			d := dynamicTx(0)
+			d.GasTipCap = new(big.Int).Mul(gwei, big.NewInt(60))
+			return sign(t, testChain, d)
+		}, "above maxFeePerGas"},
+		{"absurd nonce", func(t *testing.T) string { return sign(t, testChain, dynamicTx(1<<40)) }, "nonce"},
+		{"blob without hashes", func(t *testing.T) string { b := blobTx(); b.BlobHashes = nil; return sign(t, testChain, b) }, "blob"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeRawTx(c.raw(t), testRules())
+			if err == nil || !IsTxError(err) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a TxError containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func FuzzDecodeTx(f *testing.F) {
+	f.Add(hexutil.MustDecode(sign(f, testChain, dynamicTx(1))))
+	f.Add(hexutil.MustDecode(sign(f, testChain, legacyTx(1))))
+	f.Add(hexutil.MustDecode(sign(f, testChain, blobTx())))
+	f.Add(hexutil.MustDecode(sign(f, testChain, setCodeTx(f))))
+	f.Add([]byte{0x02, 0xc0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tx, err := DecodeTx(b, testRules())
+		if err != nil {
+			if !IsTxError(err) {
+				t.Fatalf("error %v is not a TxError", err)
+			}
+			return
+		}
+		if tx.Tx.ChainId().Cmp(testChain) != 0 || tx.Decoded.Hash != tx.Hash.Hex() {
+			t.Fatalf("accepted %x with chain %s", b, tx.Tx.ChainId())
+		}
+		if _, err := json.Marshal(tx.Decoded); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
