@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -43,5 +44,31 @@ func TestRunCountsAnswersAndWrongStatuses(t *testing.T) {
 	bad := Run(context.Background(), "bad", c, 1, 50*time.Millisecond, 200, func() (*http.Request, error) { return http.NewRequest("GET", srv.URL+"/bad", nil) })
 	if bad.Requests == 0 || bad.Errors != bad.Requests {
 		t.Fatalf("bad run: %+v", bad)
+	}
+}
+
+func TestCompareTakesTheMedianOfPerRoundRatios(t *testing.T) {
+	fast := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer fast.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(2 * time.Millisecond) }))
+	defer slow.Close()
+	c := Compare(context.Background(), io.Discard, Client(2), 2, 40*time.Millisecond, 3,
+		Target{Name: "fast", NewReq: GET(fast.URL, "")}, Target{Name: "slow", NewReq: GET(slow.URL, "token")})
+	if c.Baseline.Name != "fast" || c.Subject.Name != "slow" || c.Baseline.Requests == 0 || c.Subject.Requests == 0 {
+		t.Fatalf("comparison: %+v", c)
+	}
+	if c.MedianRatio <= 0 || c.MedianRatio >= 1 {
+		t.Fatalf("a handler that sleeps 2ms per request must be slower than one that does not: ratio %.2f", c.MedianRatio)
+	}
+}
+
+func TestGETSetsBearer(t *testing.T) {
+	req, err := GET("http://127.0.0.1/x", "abc")()
+	if err != nil || req.Header.Get("Authorization") != "Bearer abc" || req.Method != "GET" {
+		t.Fatalf("%v %v", req, err)
+	}
+	req, _ = GET("http://127.0.0.1/x", "")()
+	if req.Header.Get("Authorization") != "" {
+		t.Fatal("bearer set without a token")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,32 +34,12 @@ func runAuth(ctx context.Context, client *http.Client, base string, workers int,
 	if err != nil {
 		return err
 	}
-	get := func(path, bearer string) func() (*http.Request, error) {
-		return func() (*http.Request, error) {
-			req, err := http.NewRequest(http.MethodGet, base+path, nil)
-			if bearer != "" {
-				req.Header.Set("Authorization", "Bearer "+bearer)
-			}
-			return req, err
-		}
-	}
 	fmt.Printf("\nauthenticated GET /api/v1/user/info next to public GET /api/v1/p/tokens, %d workers, %s per run, %d rounds\n", workers, d, rounds)
-	var best [2]loadtest.Result
-	for i := 0; i < rounds; i++ {
-		for j, target := range []struct{ name, path, bearer string }{
-			{"public /api/v1/p/tokens", "/api/v1/p/tokens", ""}, {"bearer /api/v1/user/info", "/api/v1/user/info", token},
-		} {
-			r := loadtest.Run(ctx, target.name, client, workers, d, http.StatusOK, get(target.path, target.bearer))
-			fmt.Println(" ", r)
-			if i == 0 || r.RPS() > best[j].RPS() {
-				best[j] = r
-			}
-		}
-	}
-	fmt.Println("best:")
-	fmt.Println(" ", best[0])
-	fmt.Println(" ", best[1])
-	fmt.Printf("authenticated user/info / public tokens = %.0f%% (goal >= 70%%)\n", 100*best[1].RPS()/best[0].RPS())
+	c := loadtest.Compare(ctx, os.Stdout, client, workers, d, rounds,
+		loadtest.Target{Name: "public /api/v1/p/tokens", NewReq: loadtest.GET(base+"/api/v1/p/tokens", "")},
+		loadtest.Target{Name: "bearer /api/v1/user/info", NewReq: loadtest.GET(base+"/api/v1/user/info", token)})
+	fmt.Printf("authenticated user/info / public tokens: median of rounds %.0f%%, best runs %.0f%% (goal >= 70%%)\n",
+		100*c.MedianRatio, 100*c.Subject.RPS()/c.Baseline.RPS())
 
 	// Each login is two database transactions: more clients than the
 	// pool has connections only measure load shedding (429).

@@ -36,7 +36,7 @@ import (
 func main() {
 	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
 	duration := flag.Duration("duration", 5*time.Second, "length of each measured run")
-	rounds := flag.Int("rounds", 2, "alternating rounds of baseline and stack; the best of each is reported")
+	rounds := flag.Int("rounds", 3, "alternating rounds of baseline and subject; the median ratio and the best runs are reported")
 	flag.Parse()
 	if err := run(*workers, *duration, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -61,24 +61,12 @@ func run(workers int, d time.Duration, rounds int) error {
 	if err != nil {
 		return err
 	}
-	get := func(url string) func() (*http.Request, error) {
-		return func() (*http.Request, error) { return http.NewRequest(http.MethodGet, url, nil) }
-	}
 	fmt.Printf("GET /api/v1/p/tokens, %d workers, %s per run, %d rounds\n", workers, d, rounds)
-	var best [2]loadtest.Result
-	for i := 0; i < rounds; i++ {
-		for j, target := range []struct{ name, url string }{{"bare gin handler", bareURL}, {"full stack", stackURL}} {
-			r := loadtest.Run(ctx, target.name, client, workers, d, http.StatusOK, get(target.url+"/api/v1/p/tokens"))
-			fmt.Println(" ", r)
-			if i == 0 || r.RPS() > best[j].RPS() {
-				best[j] = r
-			}
-		}
-	}
-	fmt.Println("best:")
-	fmt.Println(" ", best[0])
-	fmt.Println(" ", best[1])
-	fmt.Printf("full stack / bare handler = %.0f%% (goal >= 60%%)\n", 100*best[1].RPS()/best[0].RPS())
+	c := loadtest.Compare(ctx, os.Stdout, client, workers, d, rounds,
+		loadtest.Target{Name: "bare gin handler", NewReq: loadtest.GET(bareURL+"/api/v1/p/tokens", "")},
+		loadtest.Target{Name: "full stack", NewReq: loadtest.GET(stackURL+"/api/v1/p/tokens", "")})
+	fmt.Printf("full stack / bare handler: median of rounds %.0f%%, best runs %.0f%% (goal >= 60%%)\n",
+		100*c.MedianRatio, 100*c.Subject.RPS()/c.Baseline.RPS())
 	return runAuth(ctx, client, stackURL, workers, d, rounds)
 }
 
