@@ -64,7 +64,7 @@ func (e *Engine) applyCancelAll(in topics.Envelope) error {
 	if m == nil {
 		return nil
 	}
-	em := e.emitterFor(s, in)
+	em := e.emitterFor(s, inputOf(in))
 	for _, o := range s.liveOrders(m, c.AccountID) {
 		em.userCancel(o, topics.ReasonCancelAll)
 	}
@@ -83,7 +83,7 @@ func (e *Engine) cancel(in topics.Envelope, cmd cancelCmd, targets []cancelTarge
 	if s == nil {
 		s = &slot{n: n, transient: true}
 	}
-	em := e.emitterFor(s, in)
+	em := e.emitterFor(s, inputOf(in))
 	for _, t := range targets {
 		o, code := s.findForCancel(fam, cmd.account, t)
 		if code != 0 {
@@ -135,8 +135,8 @@ func (em *emitter) cancelRejected(cmd cancelCmd, t cancelTarget, code int) {
 	if code == topics.CodeOrderDone {
 		msg = fmt.Sprintf("order %d is already done or cancelled", t.orderID)
 	}
-	em.event(topics.TypeCancelRejected, topics.CancelRejected{
-		CommandID: em.in.ID, UserID: cmd.user, AccountID: cmd.account, InstrumentID: cmd.instrument,
+	em.event(topics.TypeCancelRejected, &topics.CancelRejected{
+		CommandID: em.in.id, UserID: cmd.user, AccountID: cmd.account, InstrumentID: cmd.instrument,
 		OrderID: t.orderID, ClientOrderID: t.clientID, Code: code, Message: msg,
 	})
 }

@@ -80,6 +80,9 @@ func applyAll(t *testing.T, e *Engine, envs []topics.Envelope) []byte {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !bytes.Equal(o.Value, b) {
+				t.Fatalf("output value %s differs from its envelope's encoding %s", o.Value, b)
+			}
 			fmt.Fprintf(&buf, "%s %d %s\n", o.Topic, o.Slot, b)
 		}
 	}

@@ -9,9 +9,9 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 
 	"blockspace.exchange/matcher/internal/book"
 	"blockspace.exchange/topics"
@@ -29,6 +29,10 @@ type Output struct {
 	Topic    string
 	Slot     uint64
 	Envelope topics.Envelope
+	// Value is the envelope encoded, exactly as topics.Encode writes it;
+	// Envelope.Data is a part of it. It is never written again, so it can
+	// be published as it is.
+	Value []byte
 }
 
 // Engine holds the state of every slot of one orders partition. It is not
@@ -40,7 +44,13 @@ type Engine struct {
 	// Per-Apply scratch, reused to keep the hot path allocation-light.
 	out    []Output
 	events []book.Event
+	// arena holds encoded outputs. Bytes handed out in an Output are never
+	// written again: a full arena is replaced, not reused.
+	arena []byte
 }
+
+// arenaSize is the size of one block of encoded outputs.
+const arenaSize = 64 << 10
 
 // New returns an engine with no slots.
 func New() *Engine {
@@ -72,59 +82,93 @@ func (e *Engine) Apply(in topics.Envelope) ([]Output, error) {
 	case topics.TypeClockTick:
 		err = e.applyTick(in)
 	}
+	return e.result(in.Type, in.ID, err)
+}
+
+// applyPlaceCommand applies a place whose payload is already decoded.
+func (e *Engine) applyPlaceCommand(id string, at int64, cmd topics.OrderPlace) ([]Output, error) {
+	e.out = e.out[:0]
+	return e.result(topics.TypeOrderPlace, id, e.place(input{id, at}, cmd))
+}
+
+func (e *Engine) result(typ, id string, err error) ([]Output, error) {
 	if err != nil {
 		e.out = e.out[:0]
-		return nil, fmt.Errorf("apply %s %s: %w", in.Type, in.ID, err)
+		return nil, fmt.Errorf("apply %s %s: %w", typ, id, err)
 	}
 	return e.out, nil
 }
+
+// input is what outputs take from the command that caused them.
+type input struct {
+	id   string
+	time int64
+}
+
+func inputOf(env topics.Envelope) input { return input{env.ID, env.Time} }
 
 // emitter builds the outputs of one input: ids from the slot's counters,
 // time from the input.
 type emitter struct {
 	e    *Engine
 	s    *slot
-	in   topics.Envelope
+	in   input
 	errs error
 }
 
-func (e *Engine) emitterFor(s *slot, in topics.Envelope) *emitter {
+func (e *Engine) emitterFor(s *slot, in input) *emitter {
 	return &emitter{e: e, s: s, in: in}
 }
+
+// payload is an output payload that encodes itself (topics' AppendJSON).
+type payload interface{ AppendJSON([]byte) []byte }
 
 // event appends an order-events output with the slot's next event id.
 // Answers about a slot the engine holds no state for (never opened, or
 // evicted) cannot count on the slot; their ids derive from the command id
 // instead, so they never collide with the ids the slot once issued.
-func (m *emitter) event(typ string, payload any) {
+func (m *emitter) event(typ string, p payload) {
 	m.s.nextEvent++
-	id := fmt.Sprintf("oe:%d:%d", m.s.n, m.s.nextEvent)
+	var buf [64]byte
+	id := strconv.AppendUint(append(buf[:0], "oe:"...), m.s.n, 10)
+	id = append(id, ':')
 	if m.s.transient {
 		h := fnv.New64a()
-		h.Write([]byte(m.in.ID))
-		id = fmt.Sprintf("oe:%d:c%016x:%d", m.s.n, h.Sum64(), m.s.nextEvent)
+		h.Write([]byte(m.in.id))
+		id = fmt.Appendf(id, "c%016x:", h.Sum64())
 	}
-	m.add(topics.OrderEvents, typ, id, payload)
+	id = strconv.AppendUint(id, m.s.nextEvent, 10)
+	m.add(topics.OrderEvents, typ, string(id), p)
 }
 
 // fill appends a trade.executed output.
-func (m *emitter) fill(f topics.Fill) {
-	m.add(topics.Fills, topics.TypeTradeExecuted, fmt.Sprintf("fill:%d", f.TradeID), f)
+func (m *emitter) fill(f *topics.Fill) {
+	var buf [32]byte
+	id := strconv.AppendInt(append(buf[:0], "fill:"...), f.TradeID, 10)
+	m.add(topics.Fills, topics.TypeTradeExecuted, string(id), f)
 }
 
-// add marshals payload into an envelope. It skips NewEnvelope's
-// validation: the type and id are the engine's own and the data is a
-// marshalled struct, and Encode validates once more before publishing.
-func (m *emitter) add(topic, typ, id string, payload any) {
-	data, err := json.Marshal(payload)
-	env := topics.Envelope{Type: typ, Version: topics.MatcherEventVersion, ID: id, Time: m.in.Time, Data: data}
-	if err != nil {
-		// Payloads are the engine's own structs; failing to encode one is
-		// a bug, reported rather than published half-done.
-		if m.errs == nil {
-			m.errs = err
-		}
-		return
+// add encodes the output's envelope into the arena. The type and id are
+// the engine's own and obey the envelope's rules, and the payload encoders
+// write compact JSON, so nothing is validated again.
+func (m *emitter) add(topic, typ, id string, p payload) {
+	e := m.e
+	if cap(e.arena)-len(e.arena) < 2048 {
+		e.arena = make([]byte, 0, arenaSize)
 	}
-	m.e.out = append(m.e.out, Output{Topic: topic, Slot: m.s.n, Envelope: env})
+	start := len(e.arena)
+	b := topics.AppendEnvelopeHead(e.arena, typ, topics.MatcherEventVersion, id, m.in.time)
+	dataAt := len(b)
+	b = p.AppendJSON(b)
+	dataEnd := len(b)
+	b = append(b, '}')
+	if cap(b) != cap(e.arena) {
+		// An output larger than the arena's room: it got its own array.
+		e.arena = e.arena[:0:0]
+	} else {
+		e.arena = b
+	}
+	value := b[start:len(b):len(b)]
+	env := topics.Envelope{Type: typ, Version: topics.MatcherEventVersion, ID: id, Time: m.in.time, Data: b[dataAt:dataEnd:dataEnd]}
+	e.out = append(e.out, Output{Topic: topic, Slot: m.s.n, Envelope: env, Value: value})
 }

@@ -3,8 +3,6 @@ package engine
 import (
 	"strconv"
 
-	"github.com/shopspring/decimal"
-
 	"blockspace.exchange/matcher/internal/book"
 	"blockspace.exchange/topics"
 )
@@ -17,13 +15,13 @@ type orderEventOpts struct {
 	message   string
 	commandID string // default: the input's id
 	tradeID   int64
-	lastPrice decimal.Decimal
+	lastPrice string
 	lastQty   int64
 }
 
 func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
 	ev := topics.OrderEvent{
-		CommandID:     em.in.ID,
+		CommandID:     em.in.id,
 		OrderID:       o.cmd.OrderID,
 		ClientOrderID: o.cmd.ClientOrderID,
 		UserID:        o.cmd.UserID,
@@ -42,7 +40,7 @@ func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
 	if o.market != nil {
 		ev.MarketID, ev.InstrumentID = o.market.id, o.market.instrument
 		if o.cmd.Price == "" && o.price != 0 {
-			ev.Price = o.market.price(o.price).String()
+			ev.Price = o.market.priceString(o.price)
 		}
 	} else {
 		ev.InstrumentID = o.cmd.InstrumentID
@@ -56,10 +54,10 @@ func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
 	}
 	if opts.tradeID != 0 {
 		ev.TradeID = opts.tradeID
-		ev.LastPrice = opts.lastPrice.String()
+		ev.LastPrice = opts.lastPrice
 		ev.LastQuantity = strconv.FormatInt(opts.lastQty, 10)
 	}
-	em.event(typ, ev)
+	em.event(typ, &ev)
 }
 
 // reject answers a place command that failed a check.

@@ -48,7 +48,7 @@ func (e *Engine) applyMarketOpen(in topics.Envelope) error {
 		m.status = s.phase
 	}
 	s.markets[familyOf(cmd.Family)] = m
-	em := e.emitterFor(s, in)
+	em := e.emitterFor(s, inputOf(in))
 	em.marketStatus(m)
 	return em.errs
 }
@@ -78,7 +78,7 @@ func (e *Engine) applyTick(in topics.Envelope) error {
 		return nil
 	}
 	s.phase = status
-	em := e.emitterFor(s, in)
+	em := e.emitterFor(s, inputOf(in))
 	// Expire in both markets before reporting either status, so both
 	// report the same availablePreconf.
 	for _, m := range s.markets {
@@ -134,8 +134,8 @@ func (em *emitter) expireAll(m *market) {
 }
 
 func (em *emitter) marketStatus(m *market) {
-	em.event(topics.TypeMarketStatus, topics.MarketStatus{
-		CommandID:        em.in.ID,
+	em.event(topics.TypeMarketStatus, &topics.MarketStatus{
+		CommandID:        em.in.id,
 		MarketID:         m.id,
 		InstrumentID:     m.instrument,
 		Slot:             em.s.n,

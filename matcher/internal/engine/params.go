@@ -14,6 +14,8 @@ import (
 // validated with integer comparisons.
 type params struct {
 	priceStep        decimal.Decimal
+	step             fixed // priceStep, when stepOK
+	stepOK           bool
 	minTick, maxTick int64
 	qtyStep          int64
 	minQty, maxQty   int64
@@ -22,6 +24,9 @@ type params struct {
 // feeRates are the slot's fee rates as fractions of trade value.
 type feeRates struct {
 	buy, primarySell, secondarySell decimal.Decimal
+	// The same as fixed, when ok: trades then compute fees in integers.
+	fixedBuy, fixedPrimary, fixedSecondary fixed
+	fixedOK                                bool
 }
 
 func parseParams(m topics.MarketOpen) (params, error) {
@@ -30,6 +35,7 @@ func parseParams(m topics.MarketOpen) (params, error) {
 		return params{}, err
 	}
 	p := params{priceStep: step, qtyStep: 1, minQty: 1, maxQty: 1}
+	p.step, p.stepOK = parseFixed(m.PriceStep)
 	if p.minTick, err = priceTicks("minPrice", m.MinPrice, step); err != nil {
 		return params{}, err
 	}
@@ -69,6 +75,11 @@ func parseFees(m topics.MarketOpen) (feeRates, error) {
 	if f.secondarySell, err = rate("secondarySellFeeRate", m.SecondarySellFeeRate); err != nil {
 		return feeRates{}, err
 	}
+	var ok [3]bool
+	f.fixedBuy, ok[0] = fixedRate(m.BuyFeeRate)
+	f.fixedPrimary, ok[1] = fixedRate(m.PrimarySellFeeRate)
+	f.fixedSecondary, ok[2] = fixedRate(m.SecondarySellFeeRate)
+	f.fixedOK = ok == [3]bool{true, true, true}
 	return f, nil
 }
 
@@ -81,6 +92,14 @@ func rate(name, s string) (decimal.Decimal, error) {
 		return decimal.Zero, fmt.Errorf("%s %q is not a fraction from 0 to below 1", name, s)
 	}
 	return d, nil
+}
+
+// fixedRate is a rate as fixed; an empty rate is zero.
+func fixedRate(s string) (fixed, bool) {
+	if s == "" {
+		return fixed{}, true
+	}
+	return parseFixed(s)
 }
 
 func positiveDecimal(name, s string) (decimal.Decimal, error) {
@@ -131,4 +150,14 @@ func toTicks(d, step decimal.Decimal) (int64, error) {
 // price returns the decimal price of ticks.
 func (p params) price(ticks int64) decimal.Decimal {
 	return p.priceStep.Mul(decimal.NewFromInt(ticks))
+}
+
+// priceString returns the price of ticks as the wire writes it.
+func (p params) priceString(ticks int64) string {
+	if p.stepOK && ticks >= 0 {
+		if f, ok := p.step.mul(fixed{coef: uint64(ticks)}); ok {
+			return f.String()
+		}
+	}
+	return p.price(ticks).String()
 }

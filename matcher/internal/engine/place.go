@@ -15,20 +15,24 @@ const MaxClientOrderIDLen = 32
 // applyPlace validates a place command, matches it and reports every
 // effect: accepted or rejected, then per trade the fill and both orders'
 // order.filled, then what became of the rest.
-func (e *Engine) applyPlace(in topics.Envelope) error {
-	cmd, err := topics.DecodeOrderPlace(in)
+func (e *Engine) applyPlace(env topics.Envelope) error {
+	cmd, err := topics.DecodeOrderPlace(env)
 	if err != nil {
 		return err
 	}
+	return e.place(inputOf(env), cmd)
+}
+
+func (e *Engine) place(in input, cmd topics.OrderPlace) error {
 	fam, n, err := topics.ParseInstrumentID(cmd.InstrumentID)
 	if err != nil {
 		return err
 	}
 	s := e.slotFor(n, false)
-	if s != nil && !s.firstSeen(in.ID) {
+	if s != nil && !s.firstSeen(in.id) {
 		return nil
 	}
-	o := &order{cmd: cmd, commandID: in.ID, side: sideOf(cmd.Side)}
+	o := &order{cmd: cmd, commandID: in.id, side: sideOf(cmd.Side)}
 	if s == nil {
 		// No state for the slot: the market never opened here or was
 		// evicted long after finalizing.
@@ -114,6 +118,14 @@ func checkClientOrderID(cmd topics.OrderPlace, m *market) (int, string) {
 }
 
 func (m *market) checkQuantity(o *order) (int, string) {
+	if q, ok := parseFixed(o.cmd.Quantity); ok && q.scale == 0 && q.coef <= 1<<62 {
+		// The common case in integers; anything that fails a rule takes
+		// the decimal path below, which words the answer.
+		if n := int64(q.coef); n >= m.minQty && n <= m.maxQty && n%m.qtyStep == 0 {
+			o.qty = n
+			return 0, ""
+		}
+	}
 	q, err := decimal.NewFromString(o.cmd.Quantity)
 	if err != nil {
 		return topics.CodeValidation, fmt.Sprintf("quantity %q is not a decimal", o.cmd.Quantity)
@@ -141,6 +153,12 @@ func (m *market) checkPrice(o *order) (int, string) {
 			o.price = m.minTick
 		}
 		return 0, ""
+	}
+	if p, ok := parseFixed(o.cmd.Price); ok && m.stepOK {
+		if t, ok := p.ticks(m.step); ok && t >= m.minTick && t <= m.maxTick {
+			o.price = t
+			return 0, ""
+		}
 	}
 	p, err := decimal.NewFromString(o.cmd.Price)
 	if err != nil {

@@ -37,19 +37,15 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 	preconf := s.movePositions(m, buyer.cmd.AccountID, seller.cmd.AccountID, qty)
 
 	s.nextTrade++
-	price := m.price(priceTicks)
-	value := price.Mul(decimal.NewFromInt(qty))
-	sellRate := s.fees.secondarySell
-	if primary {
-		sellRate = s.fees.primarySell
-	}
+	price := m.priceString(priceTicks)
+	buyerFee, sellerFee := s.fees.of(m.params, priceTicks, qty, primary)
 	f := topics.Fill{
 		TradeID:          int64(s.n)*TradesPerSlot + s.nextTrade,
-		CommandID:        em.in.ID,
+		CommandID:        em.in.id,
 		MarketID:         m.id,
 		InstrumentID:     m.instrument,
 		Slot:             s.n,
-		Price:            price.String(),
+		Price:            price,
 		Quantity:         strconv.FormatInt(qty, 10),
 		Side:             taker.side == book.Buy,
 		TakerOrderID:     taker.cmd.OrderID,
@@ -60,14 +56,14 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 		MakerAccountID:   maker.cmd.AccountID,
 		PrimarySale:      primary,
 		AvailablePreconf: s.availablePreconf(),
-		BuyerFee:         value.Mul(s.fees.buy).String(),
-		SellerFee:        value.Mul(sellRate).String(),
+		BuyerFee:         buyerFee,
+		SellerFee:        sellerFee,
 	}
 	if m.family == topics.WholeBlock {
 		f.PreconfQuantity = strconv.FormatInt(preconf, 10)
 	}
-	em.fill(f)
-	for _, o := range []*order{maker, taker} {
+	em.fill(&f)
+	for _, o := range [2]*order{maker, taker} {
 		o.filled += qty
 		o.status = fillStatus(o)
 		em.orderEvent(topics.TypeOrderFilled, o, orderEventOpts{tradeID: f.TradeID, lastPrice: price, lastQty: qty})
@@ -99,4 +95,28 @@ func (s *slot) movePositions(m *market, buyer, seller int64, qty int64) int64 {
 	from.qty -= gas
 	s.position(buyer, inclusionPreconf).qty += gas
 	return gas
+}
+
+// of returns the buyer's and the seller's fee of a trade of qty at
+// priceTicks: value × rate, value = price × qty, exact.
+func (f feeRates) of(p params, priceTicks, qty int64, primary bool) (buyer, seller string) {
+	if f.fixedOK && p.stepOK && priceTicks >= 0 && qty >= 0 {
+		sell := f.fixedSecondary
+		if primary {
+			sell = f.fixedPrimary
+		}
+		value, ok1 := p.step.mul(fixed{coef: uint64(priceTicks)})
+		value, ok2 := value.mul(fixed{coef: uint64(qty)})
+		b, ok3 := value.mul(f.fixedBuy)
+		s, ok4 := value.mul(sell)
+		if ok1 && ok2 && ok3 && ok4 {
+			return b.String(), s.String()
+		}
+	}
+	value := p.price(priceTicks).Mul(decimal.NewFromInt(qty))
+	sellRate := f.secondarySell
+	if primary {
+		sellRate = f.primarySell
+	}
+	return value.Mul(f.buy).String(), value.Mul(sellRate).String()
 }

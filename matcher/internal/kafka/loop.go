@@ -45,6 +45,7 @@ type Loop struct {
 type partition struct {
 	engine *engine.Engine
 	next   int64
+	keys   map[uint64][]byte
 }
 
 // Stats are counters for the metrics endpoint, safe to read from any
@@ -55,6 +56,7 @@ type Stats struct {
 	Skipped  atomic.Int64 // input records that could not be interpreted
 	Rebuilds atomic.Int64 // engines brought up to date from the log
 	Aborts   atomic.Int64 // transactions that did not commit
+	Assigned atomic.Int64 // orders partitions this instance holds now
 }
 
 // New connects the transactional session. Consumption starts in Run.
@@ -63,6 +65,7 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition)}
 	sess, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),
@@ -74,11 +77,15 @@ func New(cfg Config) (*Loop, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.MaxBufferedRecords(maxBufferedRecords),
+		kgo.OnPartitionsAssigned(l.assigned),
+		kgo.OnPartitionsRevoked(l.revoked),
+		kgo.OnPartitionsLost(l.revoked),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("matcher: new transact session: %w", err)
 	}
-	return &Loop{cfg: cfg, log: cfg.Logger, sess: sess, parts: make(map[int32]*partition)}, nil
+	l.sess = sess
+	return l, nil
 }
 
 func clientID(cfg Config) string {
@@ -86,6 +93,16 @@ func clientID(cfg Config) string {
 		return cfg.Kafka.ClientID
 	}
 	return "matcher"
+}
+
+// assigned and revoked keep Stats.Assigned; they run on the client's
+// goroutine and touch only the atomic counter.
+func (l *Loop) assigned(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
+	l.stats.Assigned.Add(int64(len(ps[topics.Orders])))
+}
+
+func (l *Loop) revoked(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
+	l.stats.Assigned.Add(-int64(len(ps[topics.Orders])))
 }
 
 // Stats returns the loop's counters.
@@ -170,11 +187,10 @@ func (l *Loop) process(ctx context.Context, p kgo.FetchTopicPartition, produced 
 	}
 	for _, r := range p.Records {
 		outs := l.apply(part, r)
-		for _, o := range outs {
-			rec, err := outputRecord(o, r.Partition)
-			if err != nil {
-				return err
-			}
+		recs := make([]kgo.Record, len(outs))
+		for i, o := range outs {
+			rec := &recs[i]
+			part.outputRecord(rec, o, r.Partition)
 			l.sess.Produce(ctx, rec, produced.record)
 		}
 		l.stats.Records.Add(1)
@@ -188,12 +204,9 @@ func (l *Loop) process(ctx context.Context, p kgo.FetchTopicPartition, produced 
 // replay, so retrying it would only stop the partition.
 func (l *Loop) apply(part *partition, r *kgo.Record) []engine.Output {
 	part.next = r.Offset + 1
-	env, err := pkafka.DecodeRecord(r)
+	outs, err := part.engine.ApplyRecord(r.Value)
 	if err == nil {
-		var outs []engine.Output
-		if outs, err = part.engine.Apply(env); err == nil {
-			return outs
-		}
+		return outs
 	}
 	l.stats.Skipped.Add(1)
 	l.log.Warn("matcher: skipping record", "partition", r.Partition, "offset", r.Offset, "err", err)

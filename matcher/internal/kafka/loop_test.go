@@ -114,6 +114,15 @@ func produceCommands(t testing.TB, ctx context.Context, cfg pkafka.Config, envs 
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	if err := cl.ProduceSync(ctx, commandRecords(t, envs)...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commandRecords returns the orders records of envs, each on its slot's
+// partition of the default layout.
+func commandRecords(t testing.TB, envs []topics.Envelope) []*kgo.Record {
+	t.Helper()
 	layout, err := topics.DefaultLayout(topics.Orders)
 	if err != nil {
 		t.Fatal(err)
@@ -124,9 +133,7 @@ func produceCommands(t testing.TB, ctx context.Context, cfg pkafka.Config, envs 
 			t.Fatal(err)
 		}
 	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	return recs
 }
 
 // partitionKey names one partition of one output topic.
