@@ -1,0 +1,164 @@
+package validators
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/ingress/internal/beacon"
+	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const chainID = 1337
+
+// knownKeys is a beacon that knows every key but unknown.
+type knownKeys struct{ unknown string }
+
+func (k knownKeys) Validator(_ context.Context, pubkey string) (beacon.Validator, bool, error) {
+	if pubkey == k.unknown {
+		return beacon.Validator{}, false, nil
+	}
+	return beacon.Validator{Index: 42, Status: "active_ongoing"}, true, nil
+}
+
+type user struct {
+	id   int64
+	addr string
+}
+
+func newUser(t *testing.T, pool *pgxpool.Pool, addr string) user {
+	t.Helper()
+	var id int64
+	if err := pool.QueryRow(t.Context(), `INSERT INTO users (address) VALUES ($1) RETURNING user_id`, addr).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return user{id, addr}
+}
+
+func key(t *testing.T, seed byte) (secret func(addr string) (string, string)) {
+	t.Helper()
+	sk, err := SecretKey([]byte(strings.Repeat(string(rune('a'+seed)), 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(addr string) (string, string) {
+		a, err := ParseAddress(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Sign(sk, chainID, a)
+	}
+}
+
+type answer struct {
+	Status  int
+	Success bool `json:"success"`
+	Code    int  `json:"code"`
+	Data    struct {
+		Results []Result `json:"results"`
+	} `json:"data"`
+}
+
+func TestRegistration(t *testing.T) {
+	pool := pgtest.New(t, schema.Migrations())
+	alice := newUser(t, pool, "0x00000000000000000000000000000000000a11ce")
+	bob := newUser(t, pool, "0x0000000000000000000000000000000000000b0b")
+	k1, k2, k3 := key(t, 1), key(t, 2), key(t, 3)
+	unknownPK, unknownSig := k3(alice.addr)
+	svc := New(chainID, pool, knownKeys{unknown: unknownPK})
+	as := map[int64]string{alice.id: alice.addr, bob.id: bob.addr}
+	var current int64
+	svc.caller = func(*gin.Context) *auth.Claims {
+		return &auth.Claims{User: auth.TokenUser{UserID: current, Address: as[current]}}
+	}
+	engine, err := httpx.NewEngine(httpx.Config{Service: "test", Logger: slog.New(slog.DiscardHandler), MaxInFlight: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Register(engine, func(c *gin.Context) { c.Next() })
+
+	pk1, sig1 := k1(alice.addr)
+	_, sigForBob := k1(bob.addr)
+	pk2, _ := k2(alice.addr)
+	item := func(pk, sig string) string { return `{"pubkey":"` + pk + `","signature":"` + sig + `"}` }
+
+	tests := []struct {
+		name   string
+		as     int64
+		path   string
+		body   string
+		status int
+		code   int // application code when status is not 200
+		result int
+	}{
+		{"verify only: valid", alice.id, "/verify/batch", "[" + item(pk1, sig1) + "]", 200, 0, ResultOK},
+		{"valid", alice.id, "/register", item(pk1, sig1), 200, 0, ResultOK},
+		{"duplicate by the same user", alice.id, "/register", item(pk1, sig1), 200, 0, ResultAlreadyRegistered},
+		{"duplicate by another user", bob.id, "/register", item(pk1, sigForBob), 200, 0, ResultAlreadyRegistered},
+		{"signed for another address", bob.id, "/register", item(pk2, sig1), 200, 0, ResultInvalidSignature},
+		{"wrong key", alice.id, "/register", item(pk2, sig1), 200, 0, ResultInvalidSignature},
+		{"not found at the beacon", alice.id, "/register", item(unknownPK, unknownSig), 200, 0, ResultNotFound},
+		{"malformed pubkey hex", alice.id, "/register", item("0xzz"+pk2[4:], sig1), 400, 1001, 0},
+		{"malformed signature hex", alice.id, "/register", item(pk2, sig1[:50]), 400, 1001, 0},
+		{"pubkey not a curve point", alice.id, "/register", item("0x"+strings.Repeat("ab", 48), sig1), 200, 0, ResultInvalidSignature},
+		{"empty batch", alice.id, "/verify/batch", "[]", 400, 1001, 0},
+		{"deregister another user's key", bob.id, "/deregister", `{"pubkeys":["` + pk1 + `"]}`, 200, 0, ResultNotFound},
+		{"deregister", alice.id, "/deregister", `{"pubkeys":["` + pk1 + `"]}`, 200, 0, ResultOK},
+		{"register again after deregistering", bob.id, "/register", item(pk1, sigForBob), 200, 0, ResultOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			current = tc.as
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/validator"+tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			engine.ServeHTTP(rec, req)
+			var a answer
+			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
+				t.Fatalf("body %s: %v", rec.Body, err)
+			}
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			if tc.status != 200 {
+				if a.Code != tc.code {
+					t.Fatalf("code %d, want %d", a.Code, tc.code)
+				}
+				return
+			}
+			if !a.Success || len(a.Data.Results) != 1 || a.Data.Results[0].Result != tc.result {
+				t.Fatalf("answer %s, want result %d", rec.Body, tc.result)
+			}
+		})
+	}
+	var owner int64
+	if err := pool.QueryRow(t.Context(), `SELECT user_id FROM validators WHERE pubkey = $1`, pk1).Scan(&owner); err != nil || owner != bob.id {
+		t.Fatalf("owner %d (%v), want bob %d", owner, err, bob.id)
+	}
+}
+
+// The message is fixed by docs/validators.md; a change breaks every
+// client's signer.
+func TestMessageLayout(t *testing.T) {
+	var a [20]byte
+	a[19] = 1
+	m := Message(1, a)
+	if len(m) != 52 || m[51] != 1 {
+		t.Fatalf("message %x", m)
+	}
+	if d1, d2 := Domain(1), Domain(560048); d1 == d2 {
+		t.Fatal("domains of two chains are equal")
+	}
+}
