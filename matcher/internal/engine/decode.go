@@ -181,14 +181,16 @@ func decodePlace(b []byte, h *envelopeHead) (topics.OrderPlace, bool) {
 	var seen uint8
 	var dataAt = -1
 	s.object(func(name []byte) bool {
-		bit, known := envelopeMembers[string(name)]
-		if !known || seen&bit != 0 {
+		bit := envelopeMember(name)
+		if bit == 0 || seen&bit != 0 {
 			return false // an unknown member may be anything: leave it to the strict path
 		}
 		seen |= bit
 		switch string(name) {
 		case "type":
-			h.typ = s.str()
+			if string(s.raw()) == topics.TypeOrderPlace {
+				h.typ = topics.TypeOrderPlace
+			}
 		case "version":
 			h.version = s.int()
 		case "id":
@@ -209,7 +211,22 @@ func decodePlace(b []byte, h *envelopeHead) (topics.OrderPlace, bool) {
 	return decodePlaceData(b[dataAt:])
 }
 
-var envelopeMembers = map[string]uint8{"type": 1, "version": 2, "id": 4, "time": 8, "data": 16}
+// envelopeMember returns the bit of a member the fast path reads, or 0.
+func envelopeMember(name []byte) uint8 {
+	switch string(name) {
+	case "type":
+		return 1
+	case "version":
+		return 2
+	case "id":
+		return 4
+	case "time":
+		return 8
+	case "data":
+		return 16
+	}
+	return 0
+}
 
 // skipObject passes over an object whose strings have no escapes and whose
 // values are not nested; that is all an order.place holds. Its members are
@@ -239,16 +256,42 @@ func (s *scanner) skipObject() {
 	}
 }
 
-var placeMembers = map[string]uint16{"orderId": 1, "userId": 2, "accountId": 4, "instrumentId": 8, "side": 16, "orderType": 32,
-	"quantity": 64, "price": 128, "clientOrderId": 256, "passive": 512, "source": 1024}
+// placeMember returns the bit of an order.place member, or 0.
+func placeMember(name []byte) uint16 {
+	switch string(name) {
+	case "orderId":
+		return 1
+	case "userId":
+		return 2
+	case "accountId":
+		return 4
+	case "instrumentId":
+		return 8
+	case "side":
+		return 16
+	case "orderType":
+		return 32
+	case "quantity":
+		return 64
+	case "price":
+		return 128
+	case "clientOrderId":
+		return 256
+	case "passive":
+		return 512
+	case "source":
+		return 1024
+	}
+	return 0
+}
 
 func decodePlaceData(b []byte) (topics.OrderPlace, bool) {
 	s := scanner{b: b, ok: true}
 	var p topics.OrderPlace
 	var seen uint16
 	s.object(func(name []byte) bool {
-		bit, known := placeMembers[string(name)]
-		if !known || seen&bit != 0 {
+		bit := placeMember(name)
+		if bit == 0 || seen&bit != 0 {
 			// encoding/json matches names without regard to case and
 			// lets a repeated name win: leave both to it.
 			return false

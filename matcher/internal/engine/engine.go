@@ -47,6 +47,13 @@ type Engine struct {
 	// arena holds encoded outputs. Bytes handed out in an Output are never
 	// written again: a full arena is replaced, not reused.
 	arena []byte
+	// scratch holds the payload being encoded, so that building one does
+	// not allocate.
+	scratch struct {
+		event topics.OrderEvent
+		fill  topics.Fill
+		code  int
+	}
 }
 
 // arenaSize is the size of one block of encoded outputs.

@@ -20,7 +20,10 @@ type orderEventOpts struct {
 }
 
 func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
-	ev := topics.OrderEvent{
+	// The payload is built in the engine's scratch space: it is encoded
+	// before the next one is built.
+	ev := &em.e.scratch.event
+	*ev = topics.OrderEvent{
 		CommandID:     em.in.id,
 		OrderID:       o.cmd.OrderID,
 		ClientOrderID: o.cmd.ClientOrderID,
@@ -49,15 +52,15 @@ func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
 		ev.CommandID = opts.commandID
 	}
 	if opts.code != 0 {
-		code := opts.code
-		ev.ErrorCode = &code
+		em.e.scratch.code = opts.code
+		ev.ErrorCode = &em.e.scratch.code
 	}
 	if opts.tradeID != 0 {
 		ev.TradeID = opts.tradeID
 		ev.LastPrice = opts.lastPrice
 		ev.LastQuantity = strconv.FormatInt(opts.lastQty, 10)
 	}
-	em.event(typ, &ev)
+	em.event(typ, ev)
 }
 
 // reject answers a place command that failed a check.

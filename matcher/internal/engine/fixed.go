@@ -89,24 +89,28 @@ func (a fixed) ticks(step fixed) (int64, bool) {
 // exponent, no trailing zeros after the point, no point without a
 // fraction.
 func (a fixed) append(dst []byte) []byte {
-	var buf [24]byte
+	var buf [48]byte
+	// Right-align the digits behind enough zeros for "0.<scale digits>".
 	digits := strconv.AppendUint(buf[:0], a.coef, 10)
 	if a.scale == 0 || a.coef == 0 {
 		return append(dst, digits...)
 	}
-	for len(digits) <= a.scale {
-		digits = append([]byte{'0'}, digits...)
+	n := len(digits)
+	width := max(n, a.scale+1)
+	copy(buf[width-n:], digits)
+	for i := range width - n {
+		buf[i] = '0'
 	}
-	point := len(digits) - a.scale
-	frac := digits[point:]
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
+	point := width - a.scale
+	end := width
+	for end > point && buf[end-1] == '0' {
+		end--
 	}
-	dst = append(dst, digits[:point]...)
-	if len(frac) == 0 {
+	dst = append(dst, buf[:point]...)
+	if end == point {
 		return dst
 	}
-	return append(append(dst, '.'), frac...)
+	return append(append(dst, '.'), buf[point:end]...)
 }
 
 func (a fixed) String() string { return string(a.append(nil)) }

@@ -153,6 +153,23 @@ func (p params) price(ticks int64) decimal.Decimal {
 }
 
 // priceString returns the price of ticks as the wire writes it.
+func (m *market) priceString(ticks int64) string {
+	if s, ok := m.prices[ticks]; ok {
+		return s
+	}
+	s := m.params.priceString(ticks)
+	if m.prices == nil {
+		m.prices = make(map[int64]string)
+	}
+	if len(m.prices) < maxCachedPrices {
+		m.prices[ticks] = s
+	}
+	return s
+}
+
+// maxCachedPrices bounds the price strings a market keeps.
+const maxCachedPrices = 4096
+
 func (p params) priceString(ticks int64) string {
 	if p.stepOK && ticks >= 0 {
 		if f, ok := p.step.mul(fixed{coef: uint64(ticks)}); ok {

@@ -66,6 +66,7 @@ type market struct {
 	params
 	book      *book.Book
 	clientIDs map[clientKey]int64 // live orders by (account, clientOrderId)
+	prices    map[int64]string    // price strings by ticks, made once
 }
 
 type clientKey struct {

@@ -39,7 +39,8 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 	s.nextTrade++
 	price := m.priceString(priceTicks)
 	buyerFee, sellerFee := s.fees.of(m.params, priceTicks, qty, primary)
-	f := topics.Fill{
+	f := &em.e.scratch.fill
+	*f = topics.Fill{
 		TradeID:          int64(s.n)*TradesPerSlot + s.nextTrade,
 		CommandID:        em.in.id,
 		MarketID:         m.id,
@@ -62,11 +63,12 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 	if m.family == topics.WholeBlock {
 		f.PreconfQuantity = strconv.FormatInt(preconf, 10)
 	}
-	em.fill(&f)
+	em.fill(f)
+	tradeID := f.TradeID
 	for _, o := range [2]*order{maker, taker} {
 		o.filled += qty
 		o.status = fillStatus(o)
-		em.orderEvent(topics.TypeOrderFilled, o, orderEventOpts{tradeID: f.TradeID, lastPrice: price, lastQty: qty})
+		em.orderEvent(topics.TypeOrderFilled, o, orderEventOpts{tradeID: tradeID, lastPrice: price, lastQty: qty})
 	}
 	if maker.filled == maker.qty {
 		s.release(maker)

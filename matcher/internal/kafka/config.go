@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"log/slog"
+	"runtime"
 
 	pkafka "blockspace.exchange/platform/kafka"
 )
@@ -21,6 +22,9 @@ type Config struct {
 	TransactionalID string
 	// MaxPollRecords bounds one transaction. Default 10,000.
 	MaxPollRecords int
+	// Workers is how many partitions of a batch are processed at once.
+	// Default GOMAXPROCS.
+	Workers int
 	// Logger receives the loop's warnings. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -38,6 +42,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = DefaultMaxPollRecords
 	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -51,6 +58,9 @@ func (c Config) Validate() error {
 	}
 	if c.TransactionalID == "" {
 		return errors.New("matcher kafka config: missing transactional id; set one stable id per instance")
+	}
+	if c.Workers < 0 {
+		return errors.New("matcher kafka config: Workers is negative")
 	}
 	if c.MaxPollRecords < 0 {
 		return errors.New("matcher kafka config: MaxPollRecords is negative")

@@ -147,15 +147,11 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	var produced producedErr
-	var err error
-	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if err == nil && len(p.Records) > 0 {
-			err = l.process(ctx, p, &produced)
-		}
-	})
+	works, err := l.prepare(ctx, fetches)
 	if err != nil {
 		return err
 	}
+	l.processAll(ctx, works, &produced)
 	if l.beforeEnd != nil {
 		if err := l.beforeEnd(); err != nil {
 			return err
@@ -179,13 +175,70 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 	return nil
 }
 
-// process applies the records of one partition in offset order.
-func (l *Loop) process(ctx context.Context, p kgo.FetchTopicPartition, produced *producedErr) error {
-	part, err := l.ready(ctx, p.Partition, p.Records[0].Offset)
-	if err != nil {
-		return err
+// work is the records of one partition in a batch, with its engine.
+type work struct {
+	part    *partition
+	records []*kgo.Record
+}
+
+// prepare groups the batch by partition, in the order fetched, and brings
+// each partition's engine up to its first record.
+func (l *Loop) prepare(ctx context.Context, fetches kgo.Fetches) ([]work, error) {
+	var works []work
+	at := make(map[int32]int)
+	var err error
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if err != nil || len(p.Records) == 0 {
+			return
+		}
+		if i, ok := at[p.Partition]; ok {
+			works[i].records = append(works[i].records, p.Records...)
+			return
+		}
+		var part *partition
+		if part, err = l.ready(ctx, p.Partition, p.Records[0].Offset); err == nil {
+			at[p.Partition] = len(works)
+			works = append(works, work{part: part, records: p.Records})
+		}
+	})
+	return works, err
+}
+
+// processAll applies the partitions of a batch on up to cfg.Workers
+// goroutines. A partition is processed by one goroutine in offset order,
+// and its outputs are produced in that order, so each partition's output
+// is the same whatever the concurrency; partitions share nothing but the
+// session (safe for concurrent use) and atomic counters.
+func (l *Loop) processAll(ctx context.Context, works []work, produced *producedErr) {
+	workers := min(l.cfg.Workers, len(works))
+	if workers <= 1 {
+		for _, w := range works {
+			l.process(ctx, w, produced)
+		}
+		return
 	}
-	for _, r := range p.Records {
+	next := make(chan work)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for w := range next {
+				l.process(ctx, w, produced)
+			}
+		})
+	}
+	for _, w := range works {
+		next <- w
+	}
+	close(next)
+	wg.Wait()
+}
+
+// process applies the records of one partition in offset order and
+// produces their outputs.
+func (l *Loop) process(ctx context.Context, w work, produced *producedErr) {
+	part := w.part
+	var outputs int64
+	for _, r := range w.records {
 		outs := l.apply(part, r)
 		recs := make([]kgo.Record, len(outs))
 		for i, o := range outs {
@@ -193,10 +246,10 @@ func (l *Loop) process(ctx context.Context, p kgo.FetchTopicPartition, produced 
 			part.outputRecord(rec, o, r.Partition)
 			l.sess.Produce(ctx, rec, produced.record)
 		}
-		l.stats.Records.Add(1)
-		l.stats.Outputs.Add(int64(len(outs)))
+		outputs += int64(len(outs))
 	}
-	return nil
+	l.stats.Records.Add(int64(len(w.records)))
+	l.stats.Outputs.Add(outputs)
 }
 
 // apply decodes and applies one record. A record that cannot be
