@@ -1,5 +1,7 @@
 package book
 
+import "fmt"
+
 // Book is the order book of one market. The zero value is not usable; call
 // New.
 type Book struct {
@@ -217,4 +219,15 @@ func (b *Book) Walk(fn func(Order) bool) {
 			}
 		}
 	}
+}
+
+// Restore rests o at the tail of its price level without matching. Resting
+// the orders of a book in the order Walk visits them rebuilds a book with
+// the same priorities, which is how a snapshot is loaded.
+func (b *Book) Restore(o Order) error {
+	if _, dup := b.index[o.ID]; dup || o.Qty <= 0 || (o.Side != Buy && o.Side != Sell) {
+		return fmt.Errorf("restore order %d: duplicate, empty or without a side", o.ID)
+	}
+	b.rest(o)
+	return nil
 }

@@ -27,6 +27,8 @@ type feeRates struct {
 	// The same as fixed, when ok: trades then compute fees in integers.
 	fixedBuy, fixedPrimary, fixedSecondary fixed
 	fixedOK                                bool
+	// raw are the rates as the market.open wrote them, for snapshots.
+	raw [3]string
 }
 
 func parseParams(m topics.MarketOpen) (params, error) {
@@ -64,7 +66,7 @@ func parseParams(m topics.MarketOpen) (params, error) {
 }
 
 func parseFees(m topics.MarketOpen) (feeRates, error) {
-	var f feeRates
+	f := feeRates{raw: [3]string{m.BuyFeeRate, m.PrimarySellFeeRate, m.SecondarySellFeeRate}}
 	var err error
 	if f.buy, err = rate("buyFeeRate", m.BuyFeeRate); err != nil {
 		return feeRates{}, err

@@ -64,6 +64,7 @@ type market struct {
 	instrument string
 	status     int
 	params
+	open      topics.MarketOpen // the command that opened it, for snapshots
 	book      *book.Book
 	clientIDs map[clientKey]int64 // live orders by (account, clientOrderId)
 	prices    map[int64]string    // price strings by ticks, made once
