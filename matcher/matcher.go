@@ -31,6 +31,9 @@ type Config struct {
 	InstanceID string
 	// MaxBatch bounds the records of one transaction; default 10,000.
 	MaxBatch int
+	// SnapshotEvery is how many input records of a partition go between
+	// two snapshots of its state; default 50,000, negative turns them off.
+	SnapshotEvery int
 	Logger   *slog.Logger
 }
 
@@ -49,6 +52,7 @@ func New(cfg Config) (*Matcher, error) {
 		Group:           cfg.Group,
 		TransactionalID: "matcher-" + cfg.InstanceID,
 		MaxPollRecords:  cfg.MaxBatch,
+		SnapshotEvery:   cfg.SnapshotEvery,
 		Logger:          cfg.Logger,
 	})
 	if err != nil {
@@ -83,6 +87,9 @@ func (m *Matcher) RegisterMetrics(reg prometheus.Registerer) error {
 		{"matcher_skipped_total", "Input records that could not be interpreted and were skipped.", st.Skipped.Load},
 		{"matcher_rebuilds_total", "Engines brought up to date by reading their partition.", st.Rebuilds.Load},
 		{"matcher_aborts_total", "Transactions that did not commit.", st.Aborts.Load},
+		{"matcher_snapshots_total", "Snapshot rounds written to matcher-snapshots.", st.Snapshots.Load},
+		{"matcher_snapshot_loads_total", "Rebuilds that started from a snapshot round.", st.SnapshotsLoaded.Load},
+		{"matcher_rebuild_records_total", "Orders records read to bring engines up to date.", st.RebuildRecords.Load},
 	}
 	for _, c := range counters {
 		value := c.value

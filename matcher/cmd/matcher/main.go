@@ -1,7 +1,9 @@
 // Command matcher runs one matcher instance. See docs/deploy.md for the
 // shared environment; its own variables are MATCHER_INSTANCE_ID (default:
 // the host name, stable per pod), MATCHER_GROUP (matcher) and
-// MATCHER_MAX_BATCH (10000 records per transaction).
+// MATCHER_MAX_BATCH (10000 records per transaction) and
+// MATCHER_SNAPSHOT_EVERY (50000 input records of a partition between two
+// snapshots of its state; -1 turns snapshots off).
 package main
 
 import (
@@ -21,11 +23,12 @@ func main() {
 func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
 	host, _ := os.Hostname()
 	m, err := matcher.New(matcher.Config{
-		Kafka:      pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher"},
-		Group:      r.String("MATCHER_GROUP", "matcher"),
-		InstanceID: r.String("MATCHER_INSTANCE_ID", host),
-		MaxBatch:   r.Int("MATCHER_MAX_BATCH", 10_000, 1, 1_000_000),
-		Logger:     p.Log,
+		Kafka:         pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher"},
+		Group:         r.String("MATCHER_GROUP", "matcher"),
+		InstanceID:    r.String("MATCHER_INSTANCE_ID", host),
+		MaxBatch:      r.Int("MATCHER_MAX_BATCH", 10_000, 1, 1_000_000),
+		SnapshotEvery: r.Int("MATCHER_SNAPSHOT_EVERY", 50_000, -1, 100_000_000),
+		Logger:        p.Log,
 	})
 	if err != nil {
 		return nil, nil, err

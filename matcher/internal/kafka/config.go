@@ -22,6 +22,10 @@ type Config struct {
 	TransactionalID string
 	// MaxPollRecords bounds one transaction. Default 10,000.
 	MaxPollRecords int
+	// SnapshotEvery is how many input records of a partition go between
+	// two snapshot rounds of it; a rebuild then reads at most about that
+	// many records. Default 50,000; negative turns snapshots off.
+	SnapshotEvery int
 	// Workers is how many partitions of a batch are processed at once.
 	// Default GOMAXPROCS.
 	Workers int
@@ -33,6 +37,7 @@ type Config struct {
 const (
 	DefaultGroup          = "matcher"
 	DefaultMaxPollRecords = 10_000
+	DefaultSnapshotEvery  = 50_000
 )
 
 func (c Config) withDefaults() Config {
@@ -41,6 +46,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = DefaultSnapshotEvery
 	}
 	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)

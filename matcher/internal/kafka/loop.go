@@ -46,6 +46,13 @@ type partition struct {
 	engine *engine.Engine
 	next   int64
 	keys   map[uint64][]byte
+	// lastTime is the timestamp of the last record applied; snapshots
+	// carry it.
+	lastTime int64
+	// sinceSnapshot counts records applied since the last snapshot round;
+	// snapshotted holds the slots of that round.
+	sinceSnapshot int
+	snapshotted   map[uint64]bool
 }
 
 // Stats are counters for the metrics endpoint, safe to read from any
@@ -57,6 +64,10 @@ type Stats struct {
 	Rebuilds atomic.Int64 // engines brought up to date from the log
 	Aborts   atomic.Int64 // transactions that did not commit
 	Assigned atomic.Int64 // orders partitions this instance holds now
+
+	Snapshots       atomic.Int64 // snapshot rounds written
+	SnapshotsLoaded atomic.Int64 // rebuilds that started from a snapshot round
+	RebuildRecords  atomic.Int64 // orders records read to bring engines up to date
 }
 
 // New connects the transactional session. Consumption starts in Run.
@@ -151,7 +162,9 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 	if err != nil {
 		return err
 	}
-	l.processAll(ctx, works, &produced)
+	if err := l.processAll(ctx, works, &produced); err != nil {
+		return err
+	}
 	if l.beforeEnd != nil {
 		if err := l.beforeEnd(); err != nil {
 			return err
@@ -179,6 +192,7 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 type work struct {
 	part    *partition
 	records []*kgo.Record
+	index   int
 }
 
 // prepare groups the batch by partition, in the order fetched, and brings
@@ -209,33 +223,38 @@ func (l *Loop) prepare(ctx context.Context, fetches kgo.Fetches) ([]work, error)
 // and its outputs are produced in that order, so each partition's output
 // is the same whatever the concurrency; partitions share nothing but the
 // session (safe for concurrent use) and atomic counters.
-func (l *Loop) processAll(ctx context.Context, works []work, produced *producedErr) {
+func (l *Loop) processAll(ctx context.Context, works []work, produced *producedErr) error {
 	workers := min(l.cfg.Workers, len(works))
 	if workers <= 1 {
 		for _, w := range works {
-			l.process(ctx, w, produced)
+			if err := l.process(ctx, w, produced); err != nil {
+				return err
+			}
 		}
-		return
+		return nil
 	}
 	next := make(chan work)
+	errs := make([]error, len(works))
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for w := range next {
-				l.process(ctx, w, produced)
+				errs[w.index] = l.process(ctx, w, produced)
 			}
 		})
 	}
-	for _, w := range works {
+	for i, w := range works {
+		w.index = i
 		next <- w
 	}
 	close(next)
 	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// process applies the records of one partition in offset order and
-// produces their outputs.
-func (l *Loop) process(ctx context.Context, w work, produced *producedErr) {
+// process applies the records of one partition in offset order, produces
+// their outputs and, when it is due, a snapshot round.
+func (l *Loop) process(ctx context.Context, w work, produced *producedErr) error {
 	part := w.part
 	var outputs int64
 	for _, r := range w.records {
@@ -250,6 +269,11 @@ func (l *Loop) process(ctx context.Context, w work, produced *producedErr) {
 	}
 	l.stats.Records.Add(int64(len(w.records)))
 	l.stats.Outputs.Add(outputs)
+	part.sinceSnapshot += len(w.records)
+	if l.cfg.SnapshotEvery > 0 && part.sinceSnapshot >= l.cfg.SnapshotEvery {
+		return l.snapshot(ctx, part, w.records[0].Partition, produced)
+	}
+	return nil
 }
 
 // apply decodes and applies one record. A record that cannot be
@@ -257,6 +281,7 @@ func (l *Loop) process(ctx context.Context, w work, produced *producedErr) {
 // replay, so retrying it would only stop the partition.
 func (l *Loop) apply(part *partition, r *kgo.Record) []engine.Output {
 	part.next = r.Offset + 1
+	part.lastTime = r.Timestamp.UnixMilli()
 	outs, err := part.engine.ApplyRecord(r.Value)
 	if err == nil {
 		return outs

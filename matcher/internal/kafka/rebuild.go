@@ -6,7 +6,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/matcher/internal/engine"
 	pkafka "blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
 )
@@ -19,7 +18,10 @@ func (l *Loop) ready(ctx context.Context, p int32, first int64) (*partition, err
 		return part, nil
 	}
 	if part == nil || part.next > first {
-		part = &partition{engine: engine.New()}
+		var err error
+		if part, err = l.restore(ctx, p, first); err != nil {
+			return nil, err
+		}
 		l.parts[p] = part
 	}
 	if part.next < first {
@@ -59,6 +61,7 @@ func (l *Loop) catchUp(ctx context.Context, p int32, part *partition, until int6
 				break
 			}
 			l.apply(part, r)
+			l.stats.RebuildRecords.Add(1)
 		}
 	}
 	return nil
