@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
@@ -33,6 +36,10 @@ type Deps struct {
 	Logger  *slog.Logger
 	Metrics *httpx.Metrics
 	DBErr   func() error // Postgres reachability, for 503 on routes that need it
+	// Kafka publishes commands (transfers, withdrawals); KafkaErr is its
+	// reachability. Without Kafka the funding routes are not served.
+	Kafka    *kgo.Client
+	KafkaErr func() error
 }
 
 // Service is a running ingress.
@@ -40,6 +47,7 @@ type Service struct {
 	cfg      Config
 	engine   *gin.Engine
 	verifier *auth.Verifier
+	outbox   *funding.Outbox
 }
 
 // New builds the ingress REST frame. The frame knows the whole interface,
@@ -74,11 +82,30 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}, deps.Pool, login.NewSigner(a.SigningKey, kid, a.AccessTTL))
 	logins.Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr))
 	deps.Logger.Info("access tokens signed", "kid", kid)
-	return &Service{cfg: cfg, engine: engine, verifier: verifier}, nil
+	svc := &Service{cfg: cfg, engine: engine, verifier: verifier}
+	if deps.Kafka != nil {
+		kafkaErr := deps.KafkaErr
+		if kafkaErr == nil {
+			kafkaErr = func() error { return nil }
+		}
+		svc.outbox = funding.NewOutbox(deps.Pool, deps.Kafka, deps.Logger)
+		funding.New(funding.Config{WithdrawChains: []int64{cfg.Environment.ChainID}}, deps.Pool, svc.outbox).
+			Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr))
+	}
+	return svc, nil
 }
 
-// Run keeps the verification keys fresh until ctx ends.
+// Run keeps the verification keys fresh and relays unpublished commands
+// until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
+	if s.outbox != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.outbox.Run(ctx, time.Second)
+		}()
+		defer func() { <-done }()
+	}
 	s.verifier.Run(ctx, s.cfg.Auth.KeysRefresh)
 	return nil
 }

@@ -114,6 +114,9 @@ func (s *Settler) Stats() Stats {
 // cannot be written (Postgres down) is retried with backoff; nothing is
 // skipped.
 func (s *Settler) Run(ctx context.Context) error {
+	// A poll blocks rebalances until AllowRebalance; leaving the group at
+	// Close needs them unblocked.
+	defer s.cl.AllowRebalance()
 	for {
 		fetches := s.cl.PollRecords(ctx, s.cfg.MaxBatch)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -252,4 +255,7 @@ func nextOffsets(recs []*kgo.Record) []ledger.Offset {
 
 // Close leaves the group and closes the client. Nothing is committed to
 // Kafka: the offsets live in Postgres.
-func (s *Settler) Close() { s.cl.Close() }
+func (s *Settler) Close() {
+	s.cl.AllowRebalance()
+	s.cl.Close()
+}

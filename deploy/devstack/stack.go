@@ -22,6 +22,7 @@ import (
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/serve"
 	queryapi "blockspace.exchange/query-api"
+	"blockspace.exchange/settler"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -40,6 +41,7 @@ type Stack struct {
 	admin    *health.Admin
 	query    *queryapi.Service
 	ingress  *ingress.Service
+	settler  *settler.Settler
 	restLn   net.Listener
 	adminLn  net.Listener
 	dbURL    string
@@ -149,7 +151,12 @@ func (s *Stack) buildServices(ctx context.Context) error {
 		}
 	}
 	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg},
-		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr})
+		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr,
+			Kafka: s.kcl, KafkaErr: func() error { return s.monitor.Err("kafka") }})
+	if err != nil {
+		return err
+	}
+	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers}, s.pool, s.log.With("service", "settler"))
 	return err
 }
 
@@ -190,6 +197,7 @@ func (s *Stack) Run(ctx context.Context) error {
 			func(ctx context.Context) error { s.monitor.Run(ctx); return nil },
 			s.query.Run,
 			s.ingress.Run,
+			s.runSettler,
 		},
 		Grace:    s.cfg.ShutdownGrace,
 		Draining: s.admin.Drain,
@@ -197,6 +205,11 @@ func (s *Stack) Run(ctx context.Context) error {
 	err := g.Run(ctx)
 	s.log.Info("shut down")
 	return err
+}
+
+func (s *Stack) runSettler(ctx context.Context) error {
+	defer s.settler.Close()
+	return s.settler.Run(ctx)
 }
 
 // stopDependencies closes clients and stops the embedded servers. The

@@ -32,7 +32,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := ingress.New(ctx, cfg, ingress.Deps{Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr})
+	svc, err := ingress.New(ctx, cfg, ingress.Deps{
+		Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr,
+		Kafka: p.Kafka, KafkaErr: func() error { return p.Monitor.Err("kafka") },
+	})
 	if err != nil {
 		return nil, nil, err
 	}

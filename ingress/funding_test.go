@@ -1,0 +1,304 @@
+package ingress_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type harness struct {
+	t       *testing.T
+	pool    *pgxpool.Pool
+	handler http.Handler
+	signer  *login.Signer
+	brokers []string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ctx := t.Context()
+	pool := pgtest.New(t, schema.Migrations())
+	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := environment.Lookup("dev")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, err := ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 1000, Auth: ingress.AuthConfig{
+		SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
+		RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
+	}}, ingress.Deps{Pool: pool, Logger: log, DBErr: func() error { return nil }, Kafka: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, pool: pool, handler: svc.Handler(), signer: login.NewSigner(key, auth.KeyID(&key.PublicKey), time.Hour), brokers: b.Addrs()}
+}
+
+type user struct {
+	id, current, preconf int64
+	token                string
+}
+
+// newUser creates a user holding funds in its current account.
+func (h *harness) newUser(addr, funds string) user {
+	h.t.Helper()
+	ctx := h.t.Context()
+	var u user
+	err := h.pool.QueryRow(ctx, `INSERT INTO users (address) VALUES ($1) RETURNING user_id`, addr).Scan(&u.id)
+	if err == nil {
+		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 1, 'c') RETURNING account_id`, u.id).Scan(&u.current)
+	}
+	if err == nil {
+		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 2, 'p') RETURNING account_id`, u.id).Scan(&u.preconf)
+	}
+	if err == nil {
+		_, err = h.pool.Exec(ctx, `INSERT INTO account_balances (account_id, token_id, quantity) VALUES ($1, 1, $2::numeric), ($3, 1, 0)`, u.current, funds, u.preconf)
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	tok, err := h.signer.Issue(auth.TokenUser{UserID: u.id, Address: addr, Roles: []string{auth.RoleUser}}, 0, time.Now())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	u.token = tok.Token
+	return u
+}
+
+type answer struct {
+	status int
+	body   map[string]any
+}
+
+func (h *harness) do(method, path, token, contentType, body string) answer {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	var out map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &out)
+	return answer{rec.Code, out}
+}
+
+func (h *harness) transfer(u user, from, to int64, qty string) answer {
+	form := url.Values{"fromAccountId": {fmt.Sprint(from)}, "toAccountId": {fmt.Sprint(to)}, "tokenId": {"1"}, "quantity": {qty}}
+	return h.do("POST", "/api/v1/user/account/transfer/token", u.token, "application/x-www-form-urlencoded", form.Encode())
+}
+
+func (h *harness) locked(acc int64) decimal.Decimal {
+	h.t.Helper()
+	var l decimal.Decimal
+	if err := h.pool.QueryRow(h.t.Context(), `SELECT locked FROM account_balances WHERE account_id = $1 AND token_id = 1`, acc).Scan(&l); err != nil {
+		h.t.Fatal(err)
+	}
+	return l
+}
+
+// commands reads every ledger command published so far.
+func (h *harness) commands() []topics.Envelope {
+	h.t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers}, kgo.ConsumeTopics(topics.LedgerCommands))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []topics.Envelope
+	for {
+		ctx, cancel := context.WithTimeout(h.t.Context(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if len(fs.Records()) == 0 {
+			return out
+		}
+		for _, r := range fs.Records() {
+			e, err := kafka.DecodeRecord(r)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+	}
+}
+
+func code(a answer) float64 {
+	c, _ := a.body["code"].(float64)
+	return c
+}
+
+func TestTransferRules(t *testing.T) {
+	h := newHarness(t)
+	alice := h.newUser("0x00000000000000000000000000000000000a11ce", "2")
+	bob := h.newUser("0x0000000000000000000000000000000000000b0b", "2")
+
+	for _, tc := range []struct {
+		name     string
+		from, to int64
+		qty      string
+		status   int
+		code     float64
+	}{
+		{"another user's source", bob.current, alice.preconf, "1", 403, 1},
+		{"another user's target", alice.current, bob.preconf, "1", 403, 1},
+		{"no such account", alice.current, 999999, "1", 403, 1},
+		{"zero", alice.current, alice.preconf, "0", 400, 1001},
+		{"too many decimals", alice.current, alice.preconf, "0.0000000000000000001", 400, 1001},
+		{"not a number", alice.current, alice.preconf, "1e", 400, 1001},
+		{"same account", alice.current, alice.current, "1", 400, 1001},
+		{"more than available", alice.current, alice.preconf, "2.5", 200, 123},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := h.transfer(alice, tc.from, tc.to, tc.qty)
+			if a.status != tc.status || code(a) != tc.code || a.body["success"] != false {
+				t.Fatalf("got %d %v", a.status, a.body)
+			}
+		})
+	}
+	a := h.transfer(alice, alice.current, alice.preconf, "1.25")
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("transfer: %d %v", a.status, a.body)
+	}
+	if l := h.locked(alice.current); !l.Equal(decimal.RequireFromString("1.25")) {
+		t.Fatalf("locked %s", l)
+	}
+	cmds := h.commands()
+	if len(cmds) != 1 || cmds[0].Type != topics.TypeLedgerTransfer {
+		t.Fatalf("commands %v", cmds)
+	}
+	var p topics.LedgerTransfer
+	if err := topics.DecodeFunding(cmds[0], topics.TypeLedgerTransfer, &p); err != nil || p.Quantity != "1.25" || p.UserID != alice.id {
+		t.Fatalf("payload %+v %v", p, err)
+	}
+	var n int
+	if err := h.pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("outbox rows %d %v", n, err)
+	}
+}
+
+// TestConcurrentTransfersNeverOverdraw races 100 transfers of 0.1 for
+// funds that cover 40 of them.
+func TestConcurrentTransfersNeverOverdraw(t *testing.T) {
+	h := newHarness(t)
+	u := h.newUser("0x00000000000000000000000000000000000a11ce", "4")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	for range 100 {
+		wg.Go(func() {
+			a := h.transfer(u, u.current, u.preconf, "0.1")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case a.status == 200 && a.body["success"] == true:
+				ok++
+			case a.status == 200 && code(a) == 123:
+				refused++
+			default:
+				t.Errorf("unexpected answer %d %v", a.status, a.body)
+			}
+		})
+	}
+	wg.Wait()
+	if ok != 40 || refused != 60 {
+		t.Fatalf("%d accepted, %d refused", ok, refused)
+	}
+	if l := h.locked(u.current); !l.Equal(decimal.NewFromInt(4)) {
+		t.Fatalf("locked %s", l)
+	}
+	if n := len(h.commands()); n != 40 {
+		t.Fatalf("%d commands published", n)
+	}
+}
+
+func TestWithdrawJudgesEachItem(t *testing.T) {
+	h := newHarness(t)
+	u := h.newUser("0x00000000000000000000000000000000000a11ce", "2000")
+	body := fmt.Sprintf(`[
+		{"accountId": %[1]d, "chainId": 1337, "tokenId": 1, "quantity": "1.5"},
+		{"accountId": %[1]d, "chainId": 1, "tokenId": 1, "quantity": "1"},
+		{"accountId": %[1]d, "chainId": 1337, "tokenId": 1, "quantity": "1999"},
+		{"accountId": %[1]d, "chainId": 1337, "tokenId": 1, "quantity": "998.5"},
+		{"accountId": %[1]d, "chainId": 1337, "tokenId": 1, "quantity": "0.0001"}
+	]`, u.current)
+	a := h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json", body)
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("withdraw: %d %v", a.status, a.body)
+	}
+	data := a.body["data"].(map[string]any)
+	ids := data["submittedRequestIds"].([]any)
+	failed := data["failedRequests"].([]any)
+	if len(ids) != 2 || len(failed) != 3 {
+		t.Fatalf("submitted %v failed %v", ids, failed)
+	}
+	want := []struct {
+		status float64
+		remark string
+	}{{101, "Unsupported Chain ID"}, {102, "Insufficient funds"}, {103, "Daily withdraw limit exceeded"}}
+	for i, w := range want {
+		f := failed[i].(map[string]any)
+		if f["status"] != w.status || !strings.HasPrefix(f["remark"].(string), w.remark) {
+			t.Fatalf("failed item %d: %v", i, f)
+		}
+	}
+	// 1.5 + 998.5 reserved with a fee of 0.0001 each.
+	if l := h.locked(u.current); !l.Equal(decimal.RequireFromString("1000.0002")) {
+		t.Fatalf("locked %s", l)
+	}
+	if n := len(h.commands()); n != 2 {
+		t.Fatalf("%d commands", n)
+	}
+	other := h.newUser("0x0000000000000000000000000000000000000b0b", "1")
+	a = h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json",
+		fmt.Sprintf(`[{"accountId": %d, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`, other.current))
+	if a.status != 403 {
+		t.Fatalf("withdraw from another user's account: %d %v", a.status, a.body)
+	}
+	a = h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json",
+		fmt.Sprintf(`[{"accountId": %d, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`, u.preconf))
+	if code(a) != 10010 {
+		t.Fatalf("withdraw from the preconf account: %d %v", a.status, a.body)
+	}
+}

@@ -1,0 +1,218 @@
+package funding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/users"
+	"blockspace.exchange/topics"
+)
+
+// Withdraw request statuses of rejected items (decisions.md).
+const (
+	StatusUnsupportedChain  = 101
+	StatusInsufficientFunds = 102
+	StatusDailyLimit        = 103
+)
+
+// withdrawItem is one item of the withdraw body.
+type withdrawItem struct {
+	AccountID json.Number `json:"accountId"`
+	ChainID   json.Number `json:"chainId"`
+	TokenID   json.Number `json:"tokenId"`
+	Quantity  json.Number `json:"quantity"`
+}
+
+// FailedRequest is the FailedWithdrawRequest resource.
+type FailedRequest struct {
+	AccountID int64           `json:"accountId"`
+	TokenID   int64           `json:"tokenId"`
+	ChainID   int64           `json:"chainId"`
+	Quantity  decimal.Decimal `json:"quantity"`
+	Fee       decimal.Decimal `json:"fee"`
+	Status    int             `json:"status"`
+	Remark    string          `json:"remark"`
+}
+
+type withdrawal struct {
+	accountID, chainID, tokenID int64
+	quantity                    decimal.Decimal
+}
+
+func (s *Service) withdraw(c *gin.Context) {
+	items, err := s.parseWithdraw(c)
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	userID := auth.FromContext(c).User.UserID
+	if err := s.checkWithdrawAccounts(c, userID, items); err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	var addr string
+	if err := s.pool.QueryRow(c, `SELECT address FROM users WHERE user_id = $1`, userID).Scan(&addr); err != nil {
+		httpx.Fail(c, fmt.Errorf("read user %d: %w", userID, err))
+		return
+	}
+	submitted, failed := []int64{}, []FailedRequest{}
+	var out []pending
+	for _, w := range items {
+		id, fail, p, err := s.withdrawOne(c, userID, addr, w)
+		if err != nil {
+			// Items accepted so far are reserved and in the outbox; the
+			// relay delivers them.
+			httpx.Fail(c, err)
+			return
+		}
+		if fail != nil {
+			failed = append(failed, *fail)
+			continue
+		}
+		submitted, out = append(submitted, id), append(out, p)
+	}
+	if err := s.outbox.publish(c, out); err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	httpx.OK(c, gin.H{"submittedRequestIds": submitted, "failedRequests": failed})
+}
+
+func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
+	var raw []withdrawItem
+	if err := httpx.DecodeJSON(c, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || len(raw) > s.cfg.MaxWithdrawItems {
+		return nil, httpx.Invalid("body must be a JSON array of 1 to %d withdraw requests, got %d", s.cfg.MaxWithdrawItems, len(raw))
+	}
+	out := make([]withdrawal, len(raw))
+	for i, it := range raw {
+		var err error
+		field := func(name string, n json.Number) int64 {
+			if err != nil {
+				return 0
+			}
+			v, e := n.Int64()
+			if e != nil || v <= 0 {
+				err = httpx.Invalid("item %d: %s must be a positive integer, got %q", i, name, short(n.String()))
+			}
+			return v
+		}
+		out[i].accountID = field("accountId", it.AccountID)
+		out[i].chainID = field("chainId", it.ChainID)
+		out[i].tokenID = field("tokenId", it.TokenID)
+		if err != nil {
+			return nil, err
+		}
+		q, known, err := s.quantity(c, fmt.Sprintf("item %d: quantity", i), it.Quantity.String(), out[i].tokenID)
+		if err != nil {
+			return nil, err
+		}
+		if !known {
+			return nil, httpx.Refused(CodeWithdrawBadToken, "error.withdraw.invalidToken", "item %d: tokenId %d is not a known token", i, out[i].tokenID)
+		}
+		out[i].quantity = q
+	}
+	return out, nil
+}
+
+// checkWithdrawAccounts refuses the request when an item names an account
+// that is not the caller's (403, as for every account) or is not a
+// current account: withdrawals leave from the current account.
+func (s *Service) checkWithdrawAccounts(ctx context.Context, userID int64, items []withdrawal) error {
+	for i, w := range items {
+		typ, ok, err := accountType(ctx, s.pool, userID, w.accountID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return httpx.Forbidden("account is not yours")
+		}
+		if typ != users.AccountCurrent {
+			return httpx.Refused(CodeWithdrawBadAccount, "error.withdraw.invalidAccount",
+				"item %d: account %d is not a current account; withdrawals leave from the current account", i, w.accountID)
+		}
+	}
+	return nil
+}
+
+var errRejected = errors.New("withdraw item rejected")
+
+// withdrawOne judges one item on its own: chain, limit and funds. An
+// accepted item is reserved, stored and written to the outbox in one
+// transaction.
+func (s *Service) withdrawOne(ctx context.Context, userID int64, addr string, w withdrawal) (int64, *FailedRequest, pending, error) {
+	fail := &FailedRequest{AccountID: w.accountID, TokenID: w.tokenID, ChainID: w.chainID, Quantity: w.quantity, Fee: decimal.Zero}
+	reject := func(status int, remark string) (int64, *FailedRequest, pending, error) {
+		fail.Status, fail.Remark = status, remark
+		return 0, fail, pending{}, nil
+	}
+	var fee, limit decimal.Decimal
+	err := s.pool.QueryRow(ctx, `SELECT withdraw_fee, daily_limit FROM withdraw_limits WHERE token_id = $1 AND chain_id = $2`,
+		w.tokenID, w.chainID).Scan(&fee, &limit)
+	if !slices.Contains(s.cfg.WithdrawChains, w.chainID) || errors.Is(err, pgx.ErrNoRows) {
+		return reject(StatusUnsupportedChain, "Unsupported Chain ID")
+	}
+	if err != nil {
+		return 0, nil, pending{}, fmt.Errorf("read withdraw limits: %w", err)
+	}
+	fail.Fee = fee
+	var id int64
+	var out pending
+	var status int
+	var remark string
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The reservation locks the balance row first, so concurrent
+		// withdrawals of this account see each other in the limit sum.
+		ok, err := reserve(ctx, tx, w.accountID, w.tokenID, w.quantity.Add(fee))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			status, remark = StatusInsufficientFunds, "Insufficient funds"
+			return errRejected
+		}
+		var used decimal.Decimal
+		if err := tx.QueryRow(ctx, `
+			SELECT coalesce(sum(quantity), 0) FROM withdraw_requests
+			WHERE user_id = $1 AND token_id = $2 AND chain_id = $3 AND status <> 104
+			  AND create_date > now() - interval '24 hours'`, userID, w.tokenID, w.chainID).Scan(&used); err != nil {
+			return fmt.Errorf("read withdrawn amount: %w", err)
+		}
+		if used.Add(w.quantity).GreaterThan(limit) {
+			status, remark = StatusDailyLimit, fmt.Sprintf("Daily withdraw limit exceeded: %s of %s left", decimal.Max(limit.Sub(used), decimal.Zero), limit)
+			return errRejected
+		}
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO withdraw_requests (user_id, account_id, token_id, chain_id, quantity, fee, to_address)
+			VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7) RETURNING request_id`,
+			userID, w.accountID, w.tokenID, w.chainID, w.quantity.String(), fee.String(), addr).Scan(&id); err != nil {
+			return fmt.Errorf("insert withdraw request: %w", err)
+		}
+		e, err := topics.FundingEnvelope(topics.TypeLedgerWithdraw, fmt.Sprintf("withdraw-%d", id), s.now(), topics.LedgerWithdraw{
+			RequestID: id, UserID: userID, AccountID: w.accountID, TokenID: w.tokenID, ChainID: w.chainID,
+			Quantity: w.quantity.String(), Fee: fee.String(), ToAddress: addr})
+		if err != nil {
+			return err
+		}
+		out, err = enqueue(ctx, tx, topics.LedgerCommands, topics.UserKey(userID), e)
+		return err
+	})
+	if errors.Is(err, errRejected) {
+		return reject(status, remark)
+	}
+	if err != nil {
+		return 0, nil, pending{}, err
+	}
+	return id, nil, out, nil
+}
