@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/platform/api"
@@ -93,6 +94,12 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 			Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr))
 	}
 	return svc, nil
+}
+
+// DepositWatcher returns the chain watcher of the collateral contract's
+// deposits, publishing with deps.Kafka; run it with its Run method.
+func DepositWatcher(cfg chainwatch.Config, chain chainwatch.Chain, deps Deps) (*chainwatch.Watcher, error) {
+	return chainwatch.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
 }
 
 // Run keeps the verification keys fresh and relays unpublished commands

@@ -4,9 +4,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/process"
@@ -32,12 +38,34 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := ingress.New(ctx, cfg, ingress.Deps{
+	deps := ingress.Deps{
 		Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr,
 		Kafka: p.Kafka, KafkaErr: func() error { return p.Monitor.Err("kafka") },
-	})
+	}
+	svc, err := ingress.New(ctx, cfg, deps)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, []func(context.Context) error{svc.Run}, nil
+	loops := []func(context.Context) error{svc.Run}
+	if rpcURL := r.String("CHAIN_RPC_URL", ""); rpcURL != "" {
+		contract := r.String("COLLATERAL_CONTRACT", "")
+		if !common.IsHexAddress(contract) {
+			return nil, nil, fmt.Errorf("COLLATERAL_CONTRACT must be the 0x address of the collateral contract when CHAIN_RPC_URL is set, got %q", contract)
+		}
+		client, err := ethclient.DialContext(ctx, rpcURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
+		}
+		w, err := ingress.DepositWatcher(chainwatch.Config{
+			ChainID: p.Common.Environment.ChainID, Contract: common.HexToAddress(contract),
+			Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 12, 0, 10_000)),
+			StartBlock:    uint64(r.Int("CHAIN_START_BLOCK", 0, 0, 1<<62)),
+			Poll:          r.Duration("CHAIN_POLL", 2*time.Second, 100*time.Millisecond, time.Minute),
+		}, client, deps)
+		if err != nil {
+			return nil, nil, err
+		}
+		loops = append(loops, w.Run)
+	}
+	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, loops, nil
 }

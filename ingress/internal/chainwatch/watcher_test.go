@@ -1,0 +1,206 @@
+package chainwatch_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/ingress/internal/chainwatch"
+	"blockspace.exchange/platform/chain/collateral"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type env struct {
+	sim      *simulated.Backend
+	contract *collateral.Collateral
+	address  common.Address
+	auth     *bind.TransactOpts
+	cl       *kgo.Client
+	brokers  []string
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	key, _ := crypto.GenerateKey()
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	eth, _ := new(big.Int).SetString("1000000000000000000000", 10)
+	sim := simulated.NewBackend(types.GenesisAlloc{from: {Balance: eth}})
+	t.Cleanup(func() { _ = sim.Close() })
+	auth, err := bind.NewKeyedTransactorWithChainID(key, big.NewInt(1337))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _, c, err := collateral.DeployCollateral(auth, sim.Client(), from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Commit()
+	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	return &env{sim: sim, contract: c, address: addr, auth: auth, cl: cl, brokers: b.Addrs()}
+}
+
+func (e *env) deposit(t *testing.T, wei int64) *types.Transaction {
+	t.Helper()
+	opts := *e.auth
+	opts.Value = big.NewInt(wei)
+	tx, err := e.contract.Deposit(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+func (e *env) published(t *testing.T) []topics.DepositObserved {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: e.brokers}, kgo.ConsumeTopics(topics.FundingEvents))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []topics.DepositObserved
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if len(fs.Records()) == 0 {
+			return out
+		}
+		for _, r := range fs.Records() {
+			ev, _ := kafka.DecodeRecord(r)
+			var d topics.DepositObserved
+			if err := topics.DecodeFunding(ev, topics.TypeDepositObserved, &d); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d)
+		}
+	}
+}
+
+func watcher(t *testing.T, e *env, confirmations uint64, pool *pgxpool.Pool) *chainwatch.Watcher {
+	t.Helper()
+	w, err := chainwatch.New(chainwatch.Config{ChainID: 1337, Contract: e.address, Confirmations: confirmations, MaxRange: 3},
+		e.sim.Client(), pool, e.cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func drain(t *testing.T, w *chainwatch.Watcher) {
+	t.Helper()
+	for {
+		more, err := w.Step(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// TestReorgNeverCreditsAnOrphanedLog mines a deposit, reorganises it away
+// one block deep before it has its confirmations, and checks that only the
+// deposit on the canonical chain is published.
+func TestReorgNeverCreditsAnOrphanedLog(t *testing.T) {
+	e := setup(t)
+	w := watcher(t, e, 2, pgtest.New(t, schema.Migrations()))
+	parent := e.sim.Commit()
+	tx := e.deposit(t, 5e17)
+	e.sim.Commit()
+	receipt, err := e.sim.Client().TransactionReceipt(t.Context(), tx.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphaned := receipt.BlockHash.Hex()
+	drain(t, w) // the deposit has 0 confirmations: nothing yet
+	if got := e.published(t); len(got) != 0 {
+		t.Fatalf("published before confirmations: %v", got)
+	}
+	if err := e.sim.Fork(parent); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		e.sim.Commit()
+	}
+	drain(t, w)
+	// The simulated chain may include the deposit again in the new branch;
+	// what must never be published is the log of the orphaned block.
+	for _, d := range e.published(t) {
+		h, err := e.sim.Client().HeaderByNumber(t.Context(), new(big.Int).SetUint64(d.BlockNumber))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.BlockHash == orphaned || d.BlockHash != h.Hash().Hex() {
+			t.Fatalf("published a log of a non-canonical block: %+v", d)
+		}
+	}
+	before := len(e.published(t))
+	e.deposit(t, 7e17)
+	for range 3 {
+		e.sim.Commit()
+	}
+	drain(t, w)
+	got := e.published(t)
+	if len(got) != before+1 || got[before].Quantity != "0.7" || got[before].AmountWei != "700000000000000000" {
+		t.Fatalf("published %+v", got)
+	}
+}
+
+// TestResumesAfterRestart stops a watcher and starts another on the same
+// database: it continues after the last processed block.
+func TestResumesAfterRestart(t *testing.T) {
+	e := setup(t)
+	pool := pgtest.New(t, schema.Migrations())
+	w := watcher(t, e, 1, pool)
+	for i := range 5 {
+		tx := e.deposit(t, int64(i+1)*1e16)
+		e.sim.Commit()
+		if r, err := e.sim.Client().TransactionReceipt(t.Context(), tx.Hash()); err != nil || r.Status != 1 {
+			t.Fatalf("deposit %d: %v %+v", i, err, r)
+		}
+	}
+	e.sim.Commit()
+	drain(t, w)
+	if n := len(e.published(t)); n != 5 {
+		t.Fatalf("%d published", n)
+	}
+	w2 := watcher(t, e, 1, pool)
+	e.deposit(t, 1e18)
+	e.sim.Commit()
+	e.sim.Commit()
+	drain(t, w2)
+	got := e.published(t)
+	if len(got) != 6 || got[5].Quantity != "1" {
+		t.Fatalf("published %d: %+v", len(got), got)
+	}
+}
