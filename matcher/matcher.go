@@ -34,7 +34,7 @@ type Config struct {
 	// SnapshotEvery is how many input records of a partition go between
 	// two snapshots of its state; default 50,000, negative turns them off.
 	SnapshotEvery int
-	Logger   *slog.Logger
+	Logger        *slog.Logger
 }
 
 // Matcher is a running matcher instance.

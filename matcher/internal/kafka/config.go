@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"time"
 
 	pkafka "blockspace.exchange/platform/kafka"
 )
@@ -26,6 +27,10 @@ type Config struct {
 	// two snapshot rounds of it; a rebuild then reads at most about that
 	// many records. Default 50,000; negative turns snapshots off.
 	SnapshotEvery int
+	// MetadataMaxAge is how often the client refreshes metadata, and so
+	// how soon the group sees partitions added to orders (new markets
+	// start on them about 19 minutes after a raise). Default 1 minute.
+	MetadataMaxAge time.Duration
 	// Workers is how many partitions of a batch are processed at once.
 	// Default GOMAXPROCS.
 	Workers int
@@ -38,6 +43,7 @@ const (
 	DefaultGroup          = "matcher"
 	DefaultMaxPollRecords = 10_000
 	DefaultSnapshotEvery  = 50_000
+	DefaultMetadataMaxAge = time.Minute
 )
 
 func (c Config) withDefaults() Config {
@@ -49,6 +55,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotEvery == 0 {
 		c.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if c.MetadataMaxAge == 0 {
+		c.MetadataMaxAge = DefaultMetadataMaxAge
 	}
 	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)

@@ -88,6 +88,8 @@ func New(cfg Config) (*Loop, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.MaxBufferedRecords(maxBufferedRecords),
+		kgo.MetadataMaxAge(cfg.MetadataMaxAge),
+		kgo.MetadataMinAge(min(cfg.MetadataMaxAge, 5*time.Second)),
 		kgo.OnPartitionsAssigned(l.assigned),
 		kgo.OnPartitionsRevoked(l.revoked),
 		kgo.OnPartitionsLost(l.revoked),

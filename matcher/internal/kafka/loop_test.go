@@ -109,12 +109,19 @@ func slotOf(t testing.TB, e topics.Envelope) uint64 {
 // produceCommands writes envs to their slots' partitions of orders.
 func produceCommands(t testing.TB, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) {
 	t.Helper()
+	layout, _ := topics.DefaultLayout(topics.Orders)
+	produceIn(t, ctx, cfg, layout, envs)
+}
+
+// produceIn writes envs to their slots' partitions of orders in layout.
+func produceIn(t testing.TB, ctx context.Context, cfg pkafka.Config, layout topics.SlotLayout, envs []topics.Envelope) {
+	t.Helper()
 	cl, err := pkafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if err := cl.ProduceSync(ctx, commandRecords(t, envs)...).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, commandRecordsIn(t, layout, envs)...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -123,10 +130,13 @@ func produceCommands(t testing.TB, ctx context.Context, cfg pkafka.Config, envs 
 // partition of the default layout.
 func commandRecords(t testing.TB, envs []topics.Envelope) []*kgo.Record {
 	t.Helper()
-	layout, err := topics.DefaultLayout(topics.Orders)
-	if err != nil {
-		t.Fatal(err)
-	}
+	layout, _ := topics.DefaultLayout(topics.Orders)
+	return commandRecordsIn(t, layout, envs)
+}
+
+func commandRecordsIn(t testing.TB, layout topics.SlotLayout, envs []topics.Envelope) []*kgo.Record {
+	t.Helper()
+	var err error
 	recs := make([]*kgo.Record, len(envs))
 	for i, e := range envs {
 		if recs[i], err = pkafka.NewSlotRecord(topics.Orders, layout, slotOf(t, e), e); err != nil {
@@ -147,6 +157,12 @@ type partitionKey struct {
 func expectedOutputs(t testing.TB, envs []topics.Envelope) map[partitionKey][][]byte {
 	t.Helper()
 	layout, _ := topics.DefaultLayout(topics.Orders)
+	return expectedOutputsIn(t, layout, envs)
+}
+
+// expectedOutputsIn is expectedOutputs with the partitions of layout.
+func expectedOutputsIn(t testing.TB, layout topics.SlotLayout, envs []topics.Envelope) map[partitionKey][][]byte {
+	t.Helper()
 	engines := map[int32]*engine.Engine{}
 	want := map[partitionKey][][]byte{}
 	for _, e := range envs {
