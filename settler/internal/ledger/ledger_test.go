@@ -30,7 +30,7 @@ func transfer(id int64, user, from, to int64, qty string) ledger.Command {
 		Transfer: &topics.LedgerTransfer{TransferID: id, UserID: user, FromAccountID: from, ToAccountID: to, TokenID: 1, Quantity: qty}}
 }
 
-func apply(t *testing.T, pool *pgxpool.Pool, cmds ...ledger.Command) ledger.Result {
+func apply(t testing.TB, pool *pgxpool.Pool, cmds ...ledger.Command) ledger.Result {
 	t.Helper()
 	ctx := context.Background()
 	sys, err := ledger.LoadSystem(ctx, pool)
@@ -48,7 +48,7 @@ func apply(t *testing.T, pool *pgxpool.Pool, cmds ...ledger.Command) ledger.Resu
 	return res
 }
 
-func accountsOf(t *testing.T, pool *pgxpool.Pool, addr string) (user, current, preconf int64) {
+func accountsOf(t testing.TB, pool *pgxpool.Pool, addr string) (user, current, preconf int64) {
 	t.Helper()
 	err := pool.QueryRow(context.Background(), `
 		SELECT u.user_id, c.account_id, p.account_id FROM users u
@@ -76,7 +76,7 @@ func lock(t *testing.T, pool *pgxpool.Pool, acc int64, qty string) {
 	}
 }
 
-func mustAudit(t *testing.T, pool *pgxpool.Pool) {
+func mustAudit(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	v, err := audit.Run(context.Background(), pool, 10)
 	if err != nil {
