@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -201,23 +202,34 @@ type work struct {
 // each partition's engine up to its first record.
 func (l *Loop) prepare(ctx context.Context, fetches kgo.Fetches) ([]work, error) {
 	var works []work
+	var firsts []int64
 	at := make(map[int32]int)
-	var err error
+	var stale []int32
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if err != nil || len(p.Records) == 0 {
+		if len(p.Records) == 0 {
 			return
 		}
 		if i, ok := at[p.Partition]; ok {
-			works[i].records = append(works[i].records, p.Records...)
+			works[i].records = append(slices.Clip(works[i].records), p.Records...)
 			return
 		}
-		var part *partition
-		if part, err = l.ready(ctx, p.Partition, p.Records[0].Offset); err == nil {
-			at[p.Partition] = len(works)
-			works = append(works, work{part: part, records: p.Records})
+		at[p.Partition] = len(works)
+		works = append(works, work{records: p.Records})
+		firsts = append(firsts, p.Records[0].Offset)
+		if l.stale(p.Partition, p.Records[0].Offset) {
+			stale = append(stale, p.Partition)
 		}
 	})
-	return works, err
+	snaps, err := readSnapshots(ctx, l.cfg.Kafka, l.log, stale)
+	if err != nil {
+		return nil, err
+	}
+	for i := range works {
+		if works[i].part, err = l.ready(ctx, works[i].records[0].Partition, firsts[i], snaps); err != nil {
+			return nil, err
+		}
+	}
+	return works, nil
 }
 
 // processAll applies the partitions of a batch on up to cfg.Workers

@@ -10,19 +10,24 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// ready returns the engine of partition p, brought up to date so that the
-// record at offset first is the next it applies.
-func (l *Loop) ready(ctx context.Context, p int32, first int64) (*partition, error) {
+// stale reports whether partition p needs a new engine before the record
+// at offset first: it has none, or one that went past first (the group
+// rewound, or another instance moved the partition on and back).
+func (l *Loop) stale(p int32, first int64) bool {
 	part := l.parts[p]
-	if part != nil && part.next == first {
-		return part, nil
+	return part == nil || part.next > first
+}
+
+// ready returns the engine of partition p, brought up to date so that the
+// record at offset first is the next it applies. snaps holds the snapshots
+// of the partitions that were stale.
+func (l *Loop) ready(ctx context.Context, p int32, first int64, snaps map[int32]map[uint64]topics.MatcherSnapshot) (*partition, error) {
+	if l.stale(p, first) {
+		l.parts[p] = l.restore(p, first, snaps[p])
 	}
-	if part == nil || part.next > first {
-		var err error
-		if part, err = l.restore(ctx, p, first); err != nil {
-			return nil, err
-		}
-		l.parts[p] = part
+	part := l.parts[p]
+	if part.next == first {
+		return part, nil
 	}
 	if part.next < first {
 		if err := l.catchUp(ctx, p, part, first); err != nil {

@@ -61,77 +61,118 @@ func (l *Loop) snapshot(ctx context.Context, part *partition, p int32, produced 
 }
 
 // restore returns a partition whose engine holds the last committed
-// snapshot round of p, and whose next record is the round's offset; with
-// no round (or one beyond first, which a committed group offset cannot
-// be), it returns an empty engine at offset 0.
-func (l *Loop) restore(ctx context.Context, p int32, first int64) (*partition, error) {
-	snaps, err := readSnapshots(ctx, l.cfg.Kafka, l.log, p)
-	if err != nil {
-		return nil, err
-	}
+// snapshot round snaps of p, and whose next record is the round's offset;
+// with no round (or one beyond first, which a committed group offset
+// cannot be), it returns an empty engine at offset 0.
+func (l *Loop) restore(p int32, first int64, snaps map[uint64]topics.MatcherSnapshot) *partition {
 	part := &partition{engine: engine.New()}
 	var offset int64 = -1
 	for _, s := range snaps {
 		if offset >= 0 && s.Offset != offset {
 			l.log.Warn("matcher: snapshots of one partition disagree on their offset; reading the partition from its start",
 				"partition", p, "offsets", []int64{offset, s.Offset})
-			return &partition{engine: engine.New()}, nil
+			return &partition{engine: engine.New()}
 		}
 		offset = s.Offset
 	}
 	if offset < 0 || offset > first {
-		return part, nil
+		return part
 	}
 	part.snapshotted = make(map[uint64]bool)
 	for n, s := range snaps {
 		if err := part.engine.RestoreSlot(s.State); err != nil {
 			l.log.Warn("matcher: snapshot does not load; reading the partition from its start", "partition", p, "slot", n, "err", err)
-			return &partition{engine: engine.New()}, nil
+			return &partition{engine: engine.New()}
 		}
 		part.snapshotted[n] = true
 	}
 	part.next = offset
 	l.stats.SnapshotsLoaded.Add(1)
-	return part, nil
+	return part
 }
 
-// readSnapshots reads partition p of matcher-snapshots, read_committed, up
-// to its last stable offset and returns the newest snapshot of each slot
-// that has one.
-func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, p int32) (map[uint64]topics.MatcherSnapshot, error) {
-	cl, err := pkafka.NewClient(cfg, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
-		topics.MatcherSnapshots: {p: kgo.NewOffset().AtStart()},
-	}), kgo.KeepControlRecords())
+// readSnapshots reads partitions ps of matcher-snapshots, read_committed,
+// up to their last stable offsets, and returns per partition the newest
+// snapshot of each slot that has one. One client reads them all, so a
+// fresh assignment costs one round of requests, not one per partition.
+func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ps []int32) (map[int32]map[uint64]topics.MatcherSnapshot, error) {
+	out := make(map[int32]map[uint64]topics.MatcherSnapshot, len(ps))
+	for _, p := range ps {
+		out[p] = make(map[uint64]topics.MatcherSnapshot)
+	}
+	if len(ps) == 0 {
+		return out, nil
+	}
+	ends, err := snapshotBounds(ctx, cfg, ps)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshots of partition %d: %w", p, err)
+		return nil, err
+	}
+	if len(ends) == 0 {
+		return out, nil
+	}
+	from := make(map[int32]kgo.Offset, len(ends))
+	for p := range ends {
+		from[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := pkafka.NewClient(cfg, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topics.MatcherSnapshots: from}),
+		kgo.KeepControlRecords())
+	if err != nil {
+		return nil, fmt.Errorf("read snapshots: %w", err)
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topics.MatcherSnapshots)
-	if err != nil {
-		return nil, fmt.Errorf("read snapshots of partition %d: end offset: %w", p, err)
-	}
-	end, ok := ends.Lookup(topics.MatcherSnapshots, p)
-	if !ok || end.Err != nil {
-		return nil, fmt.Errorf("read snapshots of partition %d: no end offset (%v)", p, end.Err)
-	}
-	snaps := make(map[uint64]topics.MatcherSnapshot)
-	for last := int64(-1); last < end.Offset-1; {
+	for len(ends) > 0 {
 		fetches := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("read snapshots of partition %d: %w", p, err)
+			return nil, fmt.Errorf("read snapshots: %w", err)
 		}
-		fetches.EachError(func(_ string, _ int32, err error) {
+		fetches.EachError(func(_ string, p int32, err error) {
 			log.Warn("matcher: read snapshots", "partition", p, "err", err)
 		})
 		for _, r := range fetches.Records() {
-			last = r.Offset
-			if r.Attrs.IsControl() || r.Offset >= end.Offset {
+			end, reading := ends[r.Partition]
+			if !reading || r.Offset >= end {
 				continue
 			}
-			applySnapshotRecord(log, r, snaps)
+			if r.Offset >= end-1 {
+				delete(ends, r.Partition)
+			}
+			if !r.Attrs.IsControl() {
+				applySnapshotRecord(log, r, out[r.Partition])
+			}
 		}
 	}
-	return snaps, nil
+	return out, nil
+}
+
+// snapshotBounds returns the last stable offset of each partition of ps
+// that holds records below it.
+func snapshotBounds(ctx context.Context, cfg pkafka.Config, ps []int32) (map[int32]int64, error) {
+	cl, err := pkafka.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshots: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListCommittedOffsets(ctx, topics.MatcherSnapshots)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshots: end offsets: %w", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topics.MatcherSnapshots)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshots: start offsets: %w", err)
+	}
+	bounds := make(map[int32]int64)
+	for _, p := range ps {
+		end, ok := ends.Lookup(topics.MatcherSnapshots, p)
+		start, ok2 := starts.Lookup(topics.MatcherSnapshots, p)
+		if !ok || !ok2 || end.Err != nil || start.Err != nil {
+			return nil, fmt.Errorf("read snapshots: no offsets of partition %d (%v, %v)", p, end.Err, start.Err)
+		}
+		if end.Offset > start.Offset {
+			bounds[p] = end.Offset
+		}
+	}
+	return bounds, nil
 }
 
 func applySnapshotRecord(log *slog.Logger, r *kgo.Record, snaps map[uint64]topics.MatcherSnapshot) {

@@ -61,10 +61,11 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 			continue // nothing left to do there: no rebuild
 		}
 		rebuilt++
-		snaps, err := readSnapshots(ctx, cfg, discardLogger(), p)
+		read, err := readSnapshots(ctx, cfg, discardLogger(), []int32{p})
 		if err != nil {
 			t.Fatal(err)
 		}
+		snaps := read[p]
 		if len(snaps) == 0 {
 			t.Fatalf("partition %d has no snapshot", p)
 		}
