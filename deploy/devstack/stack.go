@@ -47,6 +47,7 @@ type Stack struct {
 	dbURL    string
 	brokers  []string
 	registry *prometheus.Registry
+	of       orderflowParts
 }
 
 // Start brings up the dependencies, applies migrations, creates topics and
@@ -70,6 +71,9 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	s.startMonitor()
 	if err := s.buildServices(ctx); err != nil {
+		return err
+	}
+	if err := s.startOrderflow(ctx); err != nil {
 		return err
 	}
 	return s.listen()
@@ -202,6 +206,8 @@ func (s *Stack) Run(ctx context.Context) error {
 		Grace:    s.cfg.ShutdownGrace,
 		Draining: s.admin.Drain,
 	}
+	g.Servers = append(g.Servers, s.orderflowServers()...)
+	g.Loops = append(g.Loops, s.orderflowLoops()...)
 	err := g.Run(ctx)
 	s.log.Info("shut down")
 	return err
@@ -215,6 +221,7 @@ func (s *Stack) runSettler(ctx context.Context) error {
 // stopDependencies closes clients and stops the embedded servers. The
 // broker and the database stop last so that nothing acknowledged is lost.
 func (s *Stack) stopDependencies() {
+	s.stopOrderflow()
 	if s.kcl != nil {
 		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.kcl.Flush(fctx)

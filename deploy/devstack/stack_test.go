@@ -37,6 +37,8 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	t.Helper()
 	vars := map[string]string{
 		"DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
+		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
+		"DEV_BLOCK_INTERVAL": "500ms",
 	}
 	for k, v := range env {
 		vars[k] = v

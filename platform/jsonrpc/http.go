@@ -108,10 +108,14 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 		if e.Code == CodeInternal {
 			s.cfg.Logger.Error("json-rpc call failed", "service", s.cfg.Service, "method", req.Method, "request_id", requestID, "error", herr)
 		}
-		if e.Code == CodeMethodNotFound {
-			return "unknown", s.fail(w, http.StatusOK, req.ID, e)
+		status := http.StatusOK
+		if e.HTTPStatus != 0 {
+			status = e.HTTPStatus
 		}
-		return req.Method, s.fail(w, http.StatusOK, req.ID, e)
+		if e.Code == CodeMethodNotFound {
+			return "unknown", s.fail(w, status, req.ID, e)
+		}
+		return req.Method, s.fail(w, status, req.ID, e)
 	}
 	out, err := EncodeResult(req.ID, result)
 	if err != nil {

@@ -29,6 +29,8 @@ const (
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	// HTTPStatus is the status an HTTP endpoint answers with; 0 is 200.
+	HTTPStatus int `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("json-rpc %d: %s", e.Code, e.Message) }

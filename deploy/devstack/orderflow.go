@@ -1,0 +1,136 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"blockspace.exchange/deploy/devchain"
+	"blockspace.exchange/ingress"
+	relay "blockspace.exchange/orderflow-relay"
+	"blockspace.exchange/platform/serve"
+	queryapi "blockspace.exchange/query-api"
+)
+
+// orderflowParts are the private-orderflow pieces of the stack: the dev
+// chain and its builder, the ingress edges, the relay and the tracking
+// reads, with their listeners.
+type orderflowParts struct {
+	chain   *devchain.Chain
+	builder *devchain.Builder
+	ingress *ingress.Orderflow
+	relay   *relay.Service
+	reads   *queryapi.Orderflow
+
+	originatorLn, searcherLn, orderflowLn, builderLn net.Listener
+}
+
+func (s *Stack) startOrderflow(ctx context.Context) error {
+	p := &s.of
+	var err error
+	if p.chain, err = devchain.New(); err != nil {
+		return fmt.Errorf("start dev chain: %w", err)
+	}
+	p.builder = devchain.NewBuilder(p.chain, s.log.With("service", "dev-builder"))
+	for _, l := range []struct {
+		ln   *net.Listener
+		addr string
+	}{{&p.originatorLn, s.cfg.OriginatorAddr}, {&p.searcherLn, s.cfg.SearcherAddr}, {&p.orderflowLn, s.cfg.OrderflowAddr}, {&p.builderLn, s.cfg.DevBuilderAddr}} {
+		if *l.ln, err = serve.Listen(l.addr); err != nil {
+			return err
+		}
+	}
+	p.ingress, err = ingress.NewOrderflow(ingress.OrderflowConfig{
+		Environment: s.cfg.Environment, Product: s.cfg.Auth.Product, MaxInFlight: s.cfg.MaxInFlight,
+		DefaultRefundPercent: s.cfg.RefundPercent,
+	}, ingress.OrderflowDeps{Pool: s.pool, Brokers: s.brokers, Logger: s.log.With("service", "ingress"), Registry: s.registry})
+	if err != nil {
+		return err
+	}
+	p.relay, err = relay.New(relay.Config{
+		ChainID: p.chain.ChainID(), BuilderURLs: []string{"http://" + p.builderLn.Addr().String()},
+		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond,
+	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
+	if err != nil {
+		return err
+	}
+	p.reads = queryapi.NewOrderflow(s.pool, 0, s.log.With("service", "query-api"))
+	return nil
+}
+
+// searcherMux is the searcher port: WebSocket upgrades (GET) go to the
+// relay, JSON-RPC POSTs to ingress, as the production gateway routes them.
+type searcherMux struct{ ws, rpc http.Handler }
+
+func (m searcherMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		m.ws.ServeHTTP(w, r)
+		return
+	}
+	m.rpc.ServeHTTP(w, r)
+}
+
+// orderflowMux is the orderflow port: /v1/auth/ to ingress, the rest to
+// the tracking reads.
+type orderflowMux struct{ auth, reads http.Handler }
+
+func (m orderflowMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.Path) >= 9 && r.URL.Path[:9] == "/v1/auth/" {
+		m.auth.ServeHTTP(w, r)
+		return
+	}
+	m.reads.ServeHTTP(w, r)
+}
+
+func (s *Stack) orderflowServers() []serve.Listening {
+	p := &s.of
+	return []serve.Listening{
+		{Listener: p.originatorLn, Handler: p.ingress.OriginatorHandler()},
+		{Listener: p.searcherLn, Handler: searcherMux{ws: p.relay.Handler(), rpc: p.ingress.SearcherHandler()}},
+		{Listener: p.orderflowLn, Handler: orderflowMux{auth: p.ingress.AccountsHandler(), reads: p.reads}},
+		{Listener: p.builderLn, Handler: p.builder},
+	}
+}
+
+func (s *Stack) orderflowLoops() []func(context.Context) error {
+	p := &s.of
+	return []func(context.Context) error{
+		p.relay.Run,
+		func(ctx context.Context) error { return p.chain.Run(ctx, s.cfg.DevBlockInterval, p.builder.Prepare) },
+	}
+}
+
+// stopOrderflow closes what startOrderflow opened; the listeners are
+// closed by the servers that own them, or here when Run never started.
+func (s *Stack) stopOrderflow() {
+	p := &s.of
+	if p.ingress != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		p.ingress.Close(ctx)
+		cancel()
+	}
+	if p.relay != nil {
+		p.relay.Close()
+	}
+	if p.chain != nil {
+		_ = p.chain.Close()
+	}
+}
+
+// OrderflowAddresses are the private-orderflow addresses of the stack.
+type OrderflowAddresses struct {
+	Originator, Searcher, SearcherWS, Orderflow, DevBuilder string
+}
+
+func (s *Stack) orderflowAddresses() OrderflowAddresses {
+	p := &s.of
+	return OrderflowAddresses{
+		Originator: "http://" + p.originatorLn.Addr().String(),
+		Searcher:   "http://" + p.searcherLn.Addr().String(),
+		SearcherWS: "ws://" + p.searcherLn.Addr().String(),
+		Orderflow:  "http://" + p.orderflowLn.Addr().String(),
+		DevBuilder: "http://" + p.builderLn.Addr().String(),
+	}
+}

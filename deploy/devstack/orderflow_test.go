@@ -1,0 +1,201 @@
+package devstack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gorilla/websocket"
+
+	"blockspace.exchange/deploy/devchain"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+func postJSON(t *testing.T, url string, body any, header map[string]string) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+func getJSON(t *testing.T, url string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return out
+}
+
+func rpc(method string, param any) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": []any{param}}
+}
+
+// apiKey logs in to the orderflow accounts with dev key i.
+func apiKey(t *testing.T, base string, i int) string {
+	t.Helper()
+	key, _ := crypto.HexToECDSA(devchain.DevKeys[i])
+	addr := strings.ToLower(crypto.PubkeyToAddress(key.PublicKey).Hex())
+	ch := getJSON(t, base+"/v1/auth/challenge?address="+addr)["data"].(map[string]any)
+	raw, _ := json.Marshal(ch["typedData"])
+	var c of.Challenge
+	_ = json.Unmarshal(raw, &c)
+	digest, err := c.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, _ := crypto.Sign(digest, key)
+	status, out := postJSON(t, base+"/v1/auth/verify", map[string]any{"address": addr, "nonce": ch["nonce"], "signature": hexutil.Encode(sig)}, nil)
+	if status != 200 {
+		t.Fatalf("verify: %d %v", status, out)
+	}
+	return out["data"].(map[string]any)["apiKey"].(string)
+}
+
+func signed(t *testing.T, i int, nonce uint64, to common.Address, value, tip *big.Int) string {
+	t.Helper()
+	key, _ := crypto.HexToECDSA(devchain.DevKeys[i])
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(1337), Nonce: nonce, GasTipCap: tip, GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := tx.MarshalBinary()
+	return hexutil.Encode(b)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestOrderflowEndToEnd: an originator sends a transaction, a searcher
+// sees it decoded on its socket and backruns it, the dev builder includes
+// both, tracking shows INCLUDED, and the refund goes pending → confirmed.
+func TestOrderflowEndToEnd(t *testing.T) {
+	s := startStack(t, worldTempDir(t))
+	defer s.stop()
+	a := s.Addresses().Orderflow
+	originatorKey, searcherKey := apiKey(t, a.Orderflow, 1), apiKey(t, a.Orderflow, 2)
+
+	ws, _, err := websocket.DefaultDialer.Dial(a.SearcherWS+"/v1/"+searcherKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.WriteJSON(rpc("eth_subscribe", "svc_partialPendingBundles"))
+	var sub map[string]any
+	_ = ws.ReadJSON(&sub)
+	subID, _ := sub["result"].(string)
+	if subID == "" {
+		t.Fatalf("subscribe: %v", sub)
+	}
+
+	recipient := common.HexToAddress("0x00000000000000000000000000000000000000f1")
+	origin := signed(t, 1, 0, common.HexToAddress("0x00000000000000000000000000000000000000e1"), big.NewInt(1), big.NewInt(1e9))
+	status, out := postJSON(t, a.Originator+"/v1/"+originatorKey+"?refund="+recipient.Hex()+":50", rpc("eth_sendRawTransaction", origin), nil)
+	if status != 200 || out["result"] == nil {
+		t.Fatalf("send: %d %v", status, out)
+	}
+	txHash := out["result"].(string)
+	// The same transaction again is accepted once.
+	if _, again := postJSON(t, a.Originator+"/v1", rpc("eth_sendRawTransaction", origin), nil); again["result"] != txHash {
+		t.Fatalf("resend: %v", again)
+	}
+
+	var note struct {
+		Method string
+		Params struct {
+			Subscription string
+			Result       []map[string]any
+		}
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := ws.ReadJSON(&note); err != nil {
+		t.Fatal(err)
+	}
+	if note.Method != "eth_subscription" || note.Params.Subscription != subID || len(note.Params.Result) != 1 ||
+		note.Params.Result[0]["hash"] != txHash || note.Params.Result[0]["r"] != nil {
+		t.Fatalf("notification %+v", note)
+	}
+
+	// Backrun over the socket: pay the builder with a high priority fee.
+	backrun := signed(t, 2, 0, common.HexToAddress("0x00000000000000000000000000000000000000e2"), big.NewInt(0), big.NewInt(50e9))
+	_ = ws.WriteJSON(rpc("eth_sendBundle", map[string]any{"txs": []string{txHash, backrun}}))
+	var sent map[string]any
+	if err := ws.ReadJSON(&sent); err != nil {
+		t.Fatal(err)
+	}
+	bundleHash, _ := sent["result"].(map[string]any)["bundleHash"].(string)
+	if bundleHash == "" {
+		t.Fatalf("sendBundle: %v", sent)
+	}
+
+	waitFor(t, "tx INCLUDED", func() bool {
+		return getJSON(t, a.Orderflow+"/v1/tx/"+txHash)["data"].(map[string]any)["status"] == "INCLUDED"
+	})
+	waitFor(t, "bundle INCLUDED", func() bool {
+		return getJSON(t, a.Orderflow+"/v1/bundle?hash="+bundleHash)["data"].(map[string]any)["status"] == "INCLUDED"
+	})
+	waitFor(t, "refund CONFIRMED", func() bool {
+		d := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/refunds")["data"].(map[string]any)
+		return len(d["confirmed"].([]any)) == 1
+	})
+	d := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/refunds")["data"].(map[string]any)
+	rf := d["confirmed"].([]any)[0].(map[string]any)
+	if rf["recipient"] != strings.ToLower(recipient.Hex()) || rf["percent"] != float64(50) || rf["amountWei"] == "0" {
+		t.Fatalf("refund %v", rf)
+	}
+	owned := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/tx/"+txHash)["data"].(map[string]any)
+	if owned["refundPolicy"].(map[string]any)["percent"] != float64(50) {
+		t.Fatalf("owned tx %v", owned)
+	}
+	if other := getJSON(t, a.Orderflow+"/v1/"+searcherKey+"/tx/"+txHash); other["success"] != false {
+		t.Fatalf("another key read the tx: %v", other)
+	}
+
+	// Revoking the searcher's key closes its socket within a second.
+	status, _ = postJSON(t, a.Orderflow+"/v1/auth/api-keys/revoke", map[string]any{}, map[string]string{"Authorization": "Bearer " + searcherKey})
+	if status != 200 {
+		t.Fatalf("revoke: %d", status)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(time.Second))
+	if _, _, err := ws.ReadMessage(); !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
+		t.Fatalf("socket after revoke: %v", err)
+	}
+	if st, _ := postJSON(t, a.Searcher+"/v1/"+searcherKey, rpc("eth_cancelBundle", map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}), nil); st != 401 {
+		t.Fatalf("revoked key answered %d", st)
+	}
+	fmt.Fprintln(io.Discard)
+}

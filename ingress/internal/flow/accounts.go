@@ -1,0 +1,251 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	of "blockspace.exchange/platform/orderflow"
+)
+
+// Accounts serves {orderflow_url}/v1/auth/*: challenge, verify, account,
+// revoke, and refund-read subaccounts. Bodies use the REST envelope.
+type Accounts struct {
+	product string
+	chainID int64
+	keys    *of.Keys
+	chall   *of.Challenges
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// NewAccounts returns the account endpoints.
+func NewAccounts(product string, chainID int64, keys *of.Keys, chall *of.Challenges, log *slog.Logger) *Accounts {
+	return &Accounts{product: product, chainID: chainID, keys: keys, chall: chall, log: log, now: time.Now}
+}
+
+// Handler routes the account paths.
+func (a *Accounts) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/auth/challenge", a.only(http.MethodGet, a.challenge))
+	mux.HandleFunc("/v1/auth/verify", a.only(http.MethodPost, a.verify))
+	mux.HandleFunc("/v1/auth/account", a.only(http.MethodGet, a.bearer(a.account)))
+	mux.HandleFunc("/v1/auth/api-keys/revoke", a.only(http.MethodPost, a.bearer(a.revoke)))
+	mux.HandleFunc("/v1/auth/refund-readers", a.only(http.MethodPost, a.bearer(a.addReader)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, 1001, "error.notFound", "no such orderflow endpoint: "+r.URL.Path)
+	})
+	return mux
+}
+
+func (a *Accounts) only(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			fail(w, http.StatusBadRequest, 1001, "error.method", r.Method+" is not supported here; use "+method)
+			return
+		}
+		h(w, r)
+	}
+}
+
+type identityHandler func(w http.ResponseWriter, r *http.Request, id of.Identity, key string)
+
+func (a *Accounts) bearer(h identityHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			fail(w, http.StatusUnauthorized, 1, "error.auth.required", "send the API key as Authorization: Bearer <API_KEY>")
+			return
+		}
+		id, err := a.keys.Lookup(r.Context(), strings.TrimSpace(key))
+		if err != nil {
+			if errors.Is(err, of.ErrUnknownKey) {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				fail(w, http.StatusUnauthorized, 1, "error.auth.invalidKey", "unknown or revoked API key")
+				return
+			}
+			a.internal(w, err)
+			return
+		}
+		h(w, r, id, strings.TrimSpace(key))
+	}
+}
+
+// ChallengeResponse is the data of GET /v1/auth/challenge.
+type ChallengeResponse struct {
+	Address   string       `json:"address"`
+	Nonce     string       `json:"nonce"`
+	ExpiresAt int64        `json:"expiresAt"`
+	TypedData of.Challenge `json:"typedData"`
+}
+
+func (a *Accounts) challenge(w http.ResponseWriter, r *http.Request) {
+	addr, ok := address(r.URL.Query().Get("address"))
+	if !ok {
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be a 0x account address")
+		return
+	}
+	expires := a.now().Add(of.ChallengeTTL).Truncate(time.Millisecond)
+	c, err := of.NewChallenge(a.product, a.chainID, addr, expires)
+	if err == nil {
+		err = a.chall.Save(r.Context(), c, expires)
+	}
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	ok200(w, ChallengeResponse{Address: addr, Nonce: c.Message.Nonce, ExpiresAt: expires.UnixMilli(), TypedData: c})
+}
+
+// VerifyRequest is the body of POST /v1/auth/verify.
+type VerifyRequest struct {
+	Address   string `json:"address"`
+	Nonce     string `json:"nonce"`
+	Signature string `json:"signature"`
+}
+
+// VerifyResponse is its data: the key, shown this once.
+type VerifyResponse struct {
+	APIKey  string          `json:"apiKey"`
+	Account AccountResponse `json:"account"`
+}
+
+// AccountResponse is the data of GET /v1/auth/account.
+type AccountResponse struct {
+	Address     string   `json:"address"`
+	Roles       []string `json:"roles"`
+	Partners    []string `json:"refundPartners"`
+	KeyID       string   `json:"keyId"`
+	KeyIssuedAt int64    `json:"keyIssuedAt"`
+}
+
+func accountOf(id of.Identity) AccountResponse {
+	partners := id.Partners
+	if partners == nil {
+		partners = []string{}
+	}
+	return AccountResponse{Address: id.Address, Roles: id.Roles, Partners: partners,
+		KeyID: id.KeyHash[:16], KeyIssuedAt: id.IssuedAt.UnixMilli()}
+}
+
+func (a *Accounts) verify(w http.ResponseWriter, r *http.Request) {
+	var req VerifyRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	addr, ok := address(req.Address)
+	sig, err := of.DecodeHex(req.Signature)
+	if !ok || err != nil || req.Nonce == "" {
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "address, nonce and signature (0x hex) are required")
+		return
+	}
+	expires, err := a.chall.Use(r.Context(), req.Nonce, addr, a.now())
+	if errors.Is(err, of.ErrChallenge) {
+		fail(w, http.StatusUnauthorized, 1, "error.auth.challenge", err.Error())
+		return
+	} else if err != nil {
+		a.internal(w, err)
+		return
+	}
+	digest, err := of.ChallengeFor(a.product, a.chainID, addr, req.Nonce, expires).Digest()
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	signer, err := of.RecoverSigner(digest, sig)
+	if err != nil || of.LowerAddress(signer) != addr {
+		fail(w, http.StatusUnauthorized, 1, "error.auth.signature", "the signature is not the address's signature of the challenge")
+		return
+	}
+	key, id, err := a.keys.Store().Issue(r.Context(), addr)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	ok200(w, VerifyResponse{APIKey: key, Account: accountOf(id)})
+}
+
+func (a *Accounts) account(w http.ResponseWriter, _ *http.Request, id of.Identity, _ string) {
+	ok200(w, accountOf(id))
+}
+
+func (a *Accounts) revoke(w http.ResponseWriter, r *http.Request, id of.Identity, key string) {
+	var body struct{}
+	if !readBody(w, r, &body) {
+		return
+	}
+	if err := a.keys.Store().Revoke(r.Context(), id.KeyHash); err != nil {
+		a.internal(w, err)
+		return
+	}
+	a.keys.Forget(key)
+	ok200(w, map[string]any{"revoked": true, "keyId": id.KeyHash[:16]})
+}
+
+func (a *Accounts) addReader(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
+	var body struct {
+		Address string `json:"address"`
+	}
+	if !readBody(w, r, &body) {
+		return
+	}
+	reader, ok := address(body.Address)
+	if !ok || reader == id.Address {
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be another account's 0x address")
+		return
+	}
+	if err := a.keys.Store().AddRefundReader(r.Context(), id.Address, reader); err != nil {
+		a.internal(w, err)
+		return
+	}
+	ok200(w, map[string]any{"partner": id.Address, "reader": reader})
+}
+
+func (a *Accounts) internal(w http.ResponseWriter, err error) {
+	a.log.Error("orderflow accounts", "error", err)
+	fail(w, http.StatusInternalServerError, 9999, "error.unexpected", "unexpected error")
+}
+
+func address(s string) (string, bool) {
+	if !strings.HasPrefix(s, "0x") || !common.IsHexAddress(s) {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		fail(w, http.StatusUnsupportedMediaType, 1001, "error.mediaType", "Content-Type must be application/json")
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, 16<<10))
+	if err == nil {
+		err = of.StrictJSON(b, v)
+	}
+	if err != nil {
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func ok200(w http.ResponseWriter, data any) {
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": data})
+}
+
+func fail(w http.ResponseWriter, status, code int, key, msg string) {
+	writeJSON(w, status, map[string]any{"success": false, "code": code, "errorMsgKey": key, "message": msg, "data": map[string]any{}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,188 @@
+// Package flow is ingress's side of private orderflow: the originator
+// JSON-RPC endpoint, the searcher HTTP endpoint and the API-key accounts.
+// Accepted transactions and bundles are published to the orderflow topics
+// before the caller gets its answer.
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	of "blockspace.exchange/platform/orderflow"
+
+	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/topics"
+)
+
+// Originator methods (interface.md "Private orderflow: originators").
+const (
+	MethodSendRawTransaction        = "eth_sendRawTransaction"
+	MethodSendPrivateRawTransaction = "eth_sendPrivateRawTransaction"
+	MethodSendPrivateTransaction    = "eth_sendPrivateTransaction"
+)
+
+// Config is what the orderflow edges need.
+type Config struct {
+	ChainID *big.Int
+	Rules   of.Rules
+	// DefaultRefundPercent applies when neither the query nor the body
+	// names a refund; the recipient is then the transaction's sender.
+	DefaultRefundPercent int
+}
+
+// Originators serves {originator_url}/v1 and /v1/<API_KEY>.
+type Originators struct {
+	cfg      Config
+	keys     *of.Keys
+	producer of.Producer
+	seen     *Seen
+}
+
+// NewOriginators returns the originator endpoint.
+func NewOriginators(cfg Config, keys *of.Keys, producer of.Producer, seen *Seen) *Originators {
+	return &Originators{cfg: cfg, keys: keys, producer: producer, seen: seen}
+}
+
+// Call answers one originator request.
+func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
+	originator, err := o.authenticate(ctx, call.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	var refund *topics.RefundPolicy
+	if q := call.HTTP.URL.Query(); q.Has("refund") {
+		p, err := of.ParseRefundQuery(q.Get("refund"))
+		if err != nil {
+			return nil, of.RPCError(err)
+		}
+		refund = &p
+	}
+	switch call.Req.Method {
+	case MethodSendRawTransaction, MethodSendPrivateRawTransaction:
+		var raw string
+		if err := json.Unmarshal(call.Req.Param, &raw); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be a 0x hex string")
+		}
+		return o.sendTx(ctx, call.Req.Method, raw, originator, refund)
+	case MethodSendPrivateTransaction:
+		var p struct {
+			Tx             string          `json:"tx"`
+			MaxBlockNumber json.RawMessage `json:"maxBlockNumber"`
+			Preferences    json.RawMessage `json:"preferences"`
+		}
+		if err := of.StrictJSON(call.Req.Param, &p); err != nil || p.Tx == "" {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be {\"tx\": \"0x...\"}")
+		}
+		return o.sendTx(ctx, call.Req.Method, p.Tx, originator, refund)
+	case of.MethodSendBundle:
+		return o.sendBundle(ctx, call.Req.Param, originator, refund)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", call.Req.Method)
+}
+
+// authenticate reads the optional key of /v1/<API_KEY>; "" is the open
+// endpoint.
+func (o *Originators) authenticate(ctx context.Context, r *http.Request) (string, error) {
+	key, ok := PathKey(r.URL.Path)
+	if !ok {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown path; use /v1 or /v1/<API_KEY>", HTTPStatus: http.StatusNotFound}
+	}
+	if key == "" {
+		return "", nil
+	}
+	id, err := o.keys.Lookup(ctx, key)
+	if err != nil {
+		return "", keyError(err)
+	}
+	if !id.Has(of.RoleOriginator) {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "this API key has no originator role", HTTPStatus: http.StatusForbidden}
+	}
+	return id.Address, nil
+}
+
+// PathKey splits "/v1" and "/v1/<key>".
+func PathKey(path string) (string, bool) {
+	path = strings.TrimSuffix(path, "/")
+	if path == "/v1" {
+		return "", true
+	}
+	key, ok := strings.CutPrefix(path, "/v1/")
+	if !ok || key == "" || strings.Contains(key, "/") {
+		return "", false
+	}
+	return key, true
+}
+
+func keyError(err error) error {
+	if err == of.ErrUnknownKey {
+		return &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "unknown or revoked API key", HTTPStatus: http.StatusUnauthorized}
+	}
+	return err
+}
+
+func (o *Originators) policy(from string, refund *topics.RefundPolicy) topics.RefundPolicy {
+	p := topics.RefundPolicy{Recipient: from, Percent: o.cfg.DefaultRefundPercent}
+	if refund != nil {
+		p.Percent = refund.Percent
+		if refund.Recipient != "" {
+			p.Recipient = refund.Recipient
+		}
+	}
+	return p
+}
+
+func (o *Originators) sendTx(ctx context.Context, method, raw, originator string, refund *topics.RefundPolicy) (any, error) {
+	tx, err := of.DecodeRawTx(raw, o.cfg.Rules)
+	if err != nil {
+		return nil, of.RPCError(err)
+	}
+	hash := tx.Hash.Hex()
+	if !o.seen.Claim(hash) {
+		return hash, nil // the same transaction again: accepted once
+	}
+	msg := topics.OrderflowTx{
+		Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
+		Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: time.Now().UnixNano(),
+	}
+	if err := of.Publish(ctx, o.producer, topics.OrderflowTxs, topics.TypeOrderflowTx, "tx-"+hash, hash, msg); err != nil {
+		o.seen.Release(hash)
+		return nil, unavailable(err)
+	}
+	return hash, nil
+}
+
+func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, originator string, refund *topics.RefundPolicy) (any, error) {
+	b, err := of.ParseBundle(param, of.OriginatorBundle, o.cfg.Rules)
+	if err != nil {
+		return nil, of.RPCError(err)
+	}
+	hash := b.Hash.Hex()
+	result := of.BundleResult{BundleHash: hash}
+	if !o.seen.Claim(hash) {
+		return result, nil
+	}
+	if refund == nil {
+		refund = b.Refund
+	}
+	msg := topics.OrderflowOriginatorBundle{
+		BundleHash: hash, Terms: b.Terms, ReplacementUUID: b.ReplacementUUID, Originator: originator,
+		Refund: o.policy(b.Txs[0].Tx.Decoded.From, refund), ReceivedAt: time.Now().UnixNano(),
+	}
+	for _, it := range b.Txs {
+		msg.Txs = append(msg.Txs, it.Wire())
+	}
+	if err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg); err != nil {
+		o.seen.Release(hash)
+		return nil, unavailable(err)
+	}
+	return result, nil
+}
+
+// unavailable answers a failed publish: nothing was accepted, retry.
+func unavailable(error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "the log is unavailable; nothing was accepted, retry after 1 s", HTTPStatus: http.StatusServiceUnavailable}
+}

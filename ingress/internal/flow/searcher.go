@@ -1,0 +1,36 @@
+package flow
+
+import (
+	"context"
+	"net/http"
+
+	"blockspace.exchange/platform/jsonrpc"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+// Searchers serves {searcher_url}/v1/<API_KEY> over HTTP POST.
+type Searchers struct {
+	keys    *of.Keys
+	methods of.SearcherMethods
+}
+
+// NewSearchers returns the searcher HTTP endpoint.
+func NewSearchers(keys *of.Keys, methods of.SearcherMethods) *Searchers {
+	return &Searchers{keys: keys, methods: methods}
+}
+
+// Call answers one searcher request.
+func (s *Searchers) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
+	key, ok := PathKey(call.HTTP.URL.Path)
+	if !ok || key == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "searchers use /v1/<API_KEY>", HTTPStatus: http.StatusUnauthorized}
+	}
+	id, err := s.keys.Lookup(ctx, key)
+	if err != nil {
+		return nil, keyError(err)
+	}
+	if call.Req.Method == of.MethodSubscribe || call.Req.Method == of.MethodUnsubscribe {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q needs the WebSocket endpoint", call.Req.Method)
+	}
+	return s.methods.Call(ctx, id, call.Req)
+}

@@ -1,0 +1,106 @@
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/ingress/internal/flow"
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/platform/kafka"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+// OrderflowConfig configures the private-orderflow edges of ingress.
+type OrderflowConfig struct {
+	Environment environment.Environment
+	Product     string // names the EIP-712 domain "<product> Orderflow"
+	MaxInFlight int    // concurrent JSON-RPC requests per endpoint before 429
+	// DefaultRefundPercent is the originator's share of a backrun's
+	// payment when a submission names none (ORDERFLOW_REFUND_PERCENT, 90).
+	DefaultRefundPercent int
+	// KeyTTL is how long a looked-up API key is trusted (500ms): a revoked
+	// key stops working within it.
+	KeyTTL time.Duration
+}
+
+// OrderflowConfigFromEnv reads ORDERFLOW_* variables.
+func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) OrderflowConfig {
+	return OrderflowConfig{
+		Environment:          env,
+		Product:              r.String("AUTH_PRODUCT", "Blockspace Exchange"),
+		MaxInFlight:          r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		DefaultRefundPercent: r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
+		KeyTTL:               r.Duration("ORDERFLOW_KEY_TTL", of.DefaultKeyTTL, 10*time.Millisecond, time.Second),
+	}
+}
+
+// OrderflowDeps are the resources the caller owns.
+type OrderflowDeps struct {
+	Pool     *pgxpool.Pool
+	Brokers  []string
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+}
+
+// Orderflow is the running originator, searcher and account endpoints.
+type Orderflow struct {
+	originator, searcher, accounts http.Handler
+	producer                       *kgo.Client
+}
+
+// NewOrderflow builds the three orderflow listeners of ingress. Its own
+// Kafka producer publishes without linger: a submission is answered only
+// after the broker acknowledged it, and searchers wait for it.
+func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
+	producer, err := kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "ingress-orderflow"}, kgo.ProducerLinger(0))
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := jsonrpc.NewMetrics(deps.Registry)
+	if err != nil {
+		producer.Close()
+		return nil, fmt.Errorf("orderflow metrics: %w", err)
+	}
+	chainID := big.NewInt(cfg.Environment.ChainID)
+	rules := of.Rules{ChainID: chainID}
+	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
+	fc := flow.Config{ChainID: chainID, Rules: rules, DefaultRefundPercent: cfg.DefaultRefundPercent}
+	origin := flow.NewOriginators(fc, keys, producer, flow.NewSeen(10*time.Minute))
+	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer})
+	rpc := func(name string, h jsonrpc.HandlerFunc) http.Handler {
+		return jsonrpc.Handler(jsonrpc.Config{Service: name, Logger: deps.Logger, Metrics: metrics,
+			MaxBody: 4 << 20, MaxInFlight: cfg.MaxInFlight}, h)
+	}
+	return &Orderflow{
+		originator: rpc("originator", origin.Call),
+		searcher:   rpc("searcher", search.Call),
+		accounts:   flow.NewAccounts(cfg.Product, cfg.Environment.ChainID, keys, of.NewChallenges(deps.Pool), deps.Logger).Handler(),
+		producer:   producer,
+	}, nil
+}
+
+// OriginatorHandler serves {originator_url}.
+func (o *Orderflow) OriginatorHandler() http.Handler { return o.originator }
+
+// SearcherHandler serves {searcher_url} (HTTP POST).
+func (o *Orderflow) SearcherHandler() http.Handler { return o.searcher }
+
+// AccountsHandler serves {orderflow_url}/v1/auth/*.
+func (o *Orderflow) AccountsHandler() http.Handler { return o.accounts }
+
+// Close flushes and closes the producer; call it after the listeners
+// drained.
+func (o *Orderflow) Close(ctx context.Context) {
+	_ = o.producer.Flush(ctx)
+	o.producer.Close()
+}

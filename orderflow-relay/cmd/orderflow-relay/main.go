@@ -1,0 +1,63 @@
+// Command orderflow-relay serves the searcher WebSocket, forwards bundles
+// to builders and follows the chain for inclusion and refunds. See
+// docs/deploy.md and docs/orderflow.md for its environment variables.
+package main
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	relay "blockspace.exchange/orderflow-relay"
+	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/process"
+)
+
+func main() {
+	os.Exit(process.Main("orderflow-relay", process.Needs{Postgres: true, Kafka: true}, build))
+}
+
+func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
+	cfg := relay.Config{
+		ChainID:     big.NewInt(p.Common.Environment.ChainID),
+		BuilderURLs: r.List("BUILDER_URLS"),
+		KeyTTL:      r.Duration("ORDERFLOW_KEY_TTL", 500*time.Millisecond, 10*time.Millisecond, time.Second),
+	}
+	if k := r.String("REFUND_PAYER_KEY", ""); k != "" {
+		key, err := crypto.HexToECDSA(trim0x(k))
+		if err != nil {
+			r.Fail("REFUND_PAYER_KEY: not a hex secp256k1 private key")
+		}
+		cfg.PayerKey = key
+	}
+	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, Logger: p.Log}
+	if u := r.String("CHAIN_RPC_URL", ""); u != "" {
+		cl, err := ethclient.DialContext(ctx, u)
+		if err != nil {
+			r.Fail("CHAIN_RPC_URL: %v", err)
+		} else {
+			deps.Chain = cl
+		}
+	}
+	addr := r.String("SEARCHER_WS_ADDR", ":8082")
+	if err := r.Err(); err != nil {
+		return nil, nil, err
+	}
+	svc, err := relay.New(cfg, deps)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := func(ctx context.Context) error { defer svc.Close(); return svc.Run(ctx) }
+	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, []func(context.Context) error{run}, nil
+}
+
+func trim0x(s string) string {
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		return s[2:]
+	}
+	return s
+}

@@ -1,0 +1,287 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"blockspace.exchange/platform/jsonrpc"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+// Config tunes the searcher WebSocket server.
+type Config struct {
+	QueueLen     int           // notifications a socket may have unsent before it is dropped (1024)
+	PingInterval time.Duration // keepalive ping period (20s); a socket silent for 2.5 periods is closed
+	WriteTimeout time.Duration // longest one write may take (5s)
+	MaxMessage   int64         // largest client message (4 MiB)
+	RevokeCheck  time.Duration // how often open sockets' keys are re-checked (250ms)
+}
+
+func (c Config) withDefaults() Config {
+	if c.QueueLen <= 0 {
+		c.QueueLen = 1024
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 20 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 5 * time.Second
+	}
+	if c.MaxMessage <= 0 {
+		c.MaxMessage = 4 << 20
+	}
+	if c.RevokeCheck <= 0 {
+		c.RevokeCheck = 250 * time.Millisecond
+	}
+	return c
+}
+
+// Server is the searcher WebSocket endpoint {searcher_ws_url}/v1/<API_KEY>.
+type Server struct {
+	cfg      Config
+	hub      *Hub
+	keys     *of.Keys
+	methods  of.SearcherMethods
+	log      *slog.Logger
+	upgrader websocket.Upgrader
+}
+
+// NewServer returns the endpoint over hub.
+func NewServer(cfg Config, hub *Hub, keys *of.Keys, methods of.SearcherMethods, log *slog.Logger) *Server {
+	return &Server{cfg: cfg.withDefaults(), hub: hub, keys: keys, methods: methods, log: log,
+		upgrader: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384,
+			CheckOrigin: func(*http.Request) bool { return true }}} // API-key auth, not cookies: any origin
+}
+
+// ServeHTTP authenticates the key in the path and upgrades.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key, ok := strings.CutPrefix(strings.TrimSuffix(r.URL.Path, "/"), "/v1/")
+	if !ok || key == "" || strings.Contains(key, "/") {
+		http.Error(w, `{"error":"connect to /v1/<API_KEY>"}`, http.StatusNotFound)
+		return
+	}
+	who, err := s.keys.Lookup(r.Context(), key)
+	if err != nil {
+		status := http.StatusUnauthorized
+		if !errors.Is(err, of.ErrUnknownKey) {
+			s.log.Error("searcher key lookup", "error", err)
+			status = http.StatusServiceUnavailable
+		}
+		http.Error(w, `{"error":"unknown or revoked API key"}`, status)
+		return
+	}
+	if !who.Has(of.RoleSearcher) {
+		http.Error(w, `{"error":"this API key has no searcher role"}`, http.StatusForbidden)
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, `{"error":"open a WebSocket here; send bundles with HTTP POST"}`, http.StatusBadRequest)
+		return
+	}
+	conn, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	sock := newSocket(s, conn, who)
+	s.hub.add(sock)
+	go sock.writeLoop()
+	sock.readLoop()
+	s.hub.remove(sock)
+}
+
+// Run re-checks the keys of open sockets until ctx ends, closing those
+// whose key was revoked or rotated.
+func (s *Server) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.RevokeCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.closeAll()
+			return nil
+		case <-t.C:
+		}
+		hashes := s.hub.keyHashes()
+		if len(hashes) == 0 {
+			continue
+		}
+		live, err := s.keys.Store().Live(ctx, hashes)
+		if err != nil {
+			s.log.Warn("re-check searcher keys", "error", err)
+			continue
+		}
+		if n := s.hub.closeRevoked(live); n > 0 {
+			s.log.Info("closed sockets of revoked keys", "sockets", n)
+		}
+	}
+}
+
+func (s *Server) closeAll() {
+	s.hub.mu.RLock()
+	defer s.hub.mu.RUnlock()
+	for sock := range s.hub.sockets {
+		sock.closeWith(websocket.CloseGoingAway, "server shutting down")
+	}
+}
+
+// socket is one searcher connection. readLoop owns reads; writeLoop owns
+// every write, so gorilla's one-writer rule holds without a lock; others
+// reach the writer through queue and replies, and end it through done.
+type socket struct {
+	srv     *Server
+	conn    *websocket.Conn
+	who     of.Identity
+	subID   string
+	queue   chan []byte // notification results
+	replies chan []byte // responses to the client's requests
+	done    chan struct{}
+	once    sync.Once
+	closing struct {
+		sync.Mutex
+		code   int
+		reason string
+	}
+}
+
+func newSocket(srv *Server, conn *websocket.Conn, who of.Identity) *socket {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return &socket{srv: srv, conn: conn, who: who, subID: "0x" + hex.EncodeToString(b[:]),
+		queue: make(chan []byte, srv.cfg.QueueLen), replies: make(chan []byte, 64), done: make(chan struct{})}
+}
+
+func (s *socket) overflow() {
+	s.closeWith(websocket.ClosePolicyViolation, "too slow: notification queue overflowed")
+}
+
+func (s *socket) revoked() { s.closeWith(websocket.ClosePolicyViolation, "API key revoked") }
+
+// closeWith asks the writer to send a close frame and end the connection.
+func (s *socket) closeWith(code int, reason string) {
+	s.once.Do(func() {
+		s.closing.Lock()
+		s.closing.code, s.closing.reason = code, reason
+		s.closing.Unlock()
+		close(s.done)
+	})
+}
+
+var (
+	notePrefix = []byte(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`)
+	noteMiddle = []byte(`","result":`)
+	noteSuffix = []byte(`}}`)
+)
+
+func (s *socket) writeLoop() {
+	ping := time.NewTicker(s.srv.cfg.PingInterval)
+	defer ping.Stop()
+	defer s.conn.Close()
+	for {
+		var err error
+		select {
+		case result := <-s.queue:
+			err = s.writeNote(result)
+		case reply := <-s.replies:
+			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+			err = s.conn.WriteMessage(websocket.TextMessage, reply)
+		case <-ping.C:
+			err = s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.srv.cfg.WriteTimeout))
+		case <-s.done:
+			s.closing.Lock()
+			msg := websocket.FormatCloseMessage(s.closing.code, s.closing.reason)
+			s.closing.Unlock()
+			_ = s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+			return
+		}
+		if err != nil {
+			s.closeWith(websocket.CloseAbnormalClosure, "")
+			return
+		}
+	}
+}
+
+// writeNote writes one eth_subscription notification in three pieces, so
+// the shared result bytes are never copied per socket.
+func (s *socket) writeNote(result []byte) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+	w, err := s.conn.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	for _, part := range [][]byte{notePrefix, []byte(s.subID), noteMiddle, result, noteSuffix} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+func (s *socket) readLoop() {
+	defer s.closeWith(websocket.CloseNormalClosure, "")
+	s.conn.SetReadLimit(s.srv.cfg.MaxMessage)
+	deadline := func() { _ = s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.PingInterval * 5 / 2)) }
+	deadline()
+	s.conn.SetPongHandler(func(string) error { deadline(); return nil })
+	for {
+		_, msg, err := s.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		deadline()
+		reply := s.answer(msg)
+		select {
+		case s.replies <- reply:
+		case <-s.done:
+			return
+		}
+	}
+}
+
+func (s *socket) answer(msg []byte) []byte {
+	req, id, perr := jsonrpc.Parse(msg)
+	if perr != nil {
+		return jsonrpc.EncodeError(id, perr)
+	}
+	var result any
+	var err error
+	switch req.Method {
+	case of.MethodSubscribe:
+		result, err = s.subscribe(req)
+	case of.MethodUnsubscribe:
+		err = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "eth_unsubscribe is not supported: the subscription lasts as long as the connection")
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		result, err = s.srv.methods.Call(ctx, s.who, req)
+		cancel()
+	}
+	if err != nil {
+		e := jsonrpc.AsError(err)
+		if e.Code == jsonrpc.CodeInternal {
+			s.srv.log.Error("searcher websocket call", "method", req.Method, "error", err)
+		}
+		return jsonrpc.EncodeError(req.ID, e)
+	}
+	out, err := jsonrpc.EncodeResult(req.ID, result)
+	if err != nil {
+		return jsonrpc.EncodeError(req.ID, jsonrpc.AsError(err))
+	}
+	return out
+}
+
+// subscribe returns the id of the subscription the connection has had
+// since it opened; calling it again returns the same id.
+func (s *socket) subscribe(req jsonrpc.Request) (any, error) {
+	if string(req.Param) != `"svc_partialPendingBundles"` {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `invalid params: the only subscription is ["svc_partialPendingBundles"]`)
+	}
+	return s.subID, nil
+}

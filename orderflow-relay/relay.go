@@ -1,0 +1,121 @@
+// Package relay is the orderflow relay: it fans decoded originator
+// transactions out to searcher WebSockets, takes searcher bundles over the
+// same sockets, forwards bundles to builders, and follows the chain for
+// inclusion and refunds. Several instances can run: each serves its own
+// sockets from the topics, forwarding is shared by a consumer group, and
+// refunds are claimed in Postgres.
+package relay
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/orderflow-relay/internal/builders"
+	"blockspace.exchange/orderflow-relay/internal/chainwatch"
+	"blockspace.exchange/orderflow-relay/internal/stream"
+	"blockspace.exchange/platform/kafka"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+// Chain is the node the relay follows (an ethclient.Client in production).
+type Chain = chainwatch.Chain
+
+// Config is the relay's configuration.
+type Config struct {
+	ChainID     *big.Int
+	BuilderURLs []string          // BUILDER_URLS: eth_sendBundle endpoints
+	PayerKey    *ecdsa.PrivateKey // REFUND_PAYER_KEY: pays refunds; nil leaves them pending
+	KeyTTL      time.Duration     // how long a looked-up API key is trusted (500ms)
+	Stream      stream.Config
+	ChainPoll   time.Duration // how often the chain head is read (250ms)
+}
+
+// Deps are what the caller owns.
+type Deps struct {
+	Pool    *pgxpool.Pool
+	Brokers []string
+	Chain   Chain // nil: no inclusion tracking or refunds
+	Logger  *slog.Logger
+}
+
+// Service is a running relay.
+type Service struct {
+	cfg      Config
+	deps     Deps
+	hub      *stream.Hub
+	ws       *stream.Server
+	producer *kgo.Client
+	feedCl   *kgo.Client
+	fwdCl    *kgo.Client
+}
+
+// New builds the relay and its Kafka clients.
+func New(cfg Config, deps Deps) (*Service, error) {
+	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub()}
+	var err error
+	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay"}, kgo.ProducerLinger(0)); err != nil {
+		return nil, err
+	}
+	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed"}, stream.ClientOpts()...); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders"}, builders.ClientOpts()...); err != nil {
+		s.Close()
+		return nil, err
+	}
+	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
+	methods := of.SearcherMethods{Rules: of.Rules{ChainID: cfg.ChainID}, Producer: s.producer}
+	s.ws = stream.NewServer(cfg.Stream, s.hub, keys, methods, deps.Logger)
+	return s, nil
+}
+
+// Handler is the searcher WebSocket endpoint.
+func (s *Service) Handler() http.Handler { return s.ws }
+
+// Sockets is the number of open searcher sockets.
+func (s *Service) Sockets() int { return s.hub.Len() }
+
+// Run runs the feed, the forwarder, the key re-checks and the chain
+// watcher until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	log := s.deps.Logger
+	wg.Go(func() { _ = stream.NewFeed(s.hub, log).Run(ctx, s.feedCl) })
+	wg.Go(func() { _ = s.ws.Run(ctx) })
+	var clients []builders.Client
+	for _, u := range s.cfg.BuilderURLs {
+		clients = append(clients, builders.Client{URL: u})
+	}
+	wg.Go(func() { _ = builders.NewForwarder(s.deps.Pool, clients, s.producer, log).Run(ctx, s.fwdCl) })
+	if s.deps.Chain != nil {
+		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll},
+			s.deps.Chain, s.deps.Pool, s.producer, log)
+		wg.Go(func() { _ = w.Run(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// Close flushes and closes the Kafka clients.
+func (s *Service) Close() {
+	for _, cl := range []*kgo.Client{s.feedCl, s.fwdCl} {
+		if cl != nil {
+			cl.Close()
+		}
+	}
+	if s.producer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.producer.Flush(ctx)
+		cancel()
+		s.producer.Close()
+	}
+}
