@@ -18,8 +18,11 @@ import (
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/reference"
 	"blockspace.exchange/query-api/internal/user"
+	"blockspace.exchange/query-api/internal/validators"
 )
 
 // Config is the query-api's own configuration.
@@ -30,6 +33,10 @@ type Config struct {
 	MaxInFlight        int           // concurrent requests before 429
 	KeysRefresh        time.Duration // how often access-token keys are reloaded (30s)
 	UserCacheTTL       time.Duration // longest a cached profile is served without a change notice (2s)
+	// Kafka feeds the in-memory market model (public market reads) from
+	// the orders, order-events and fills topics; without brokers the
+	// market reads answer empty lists.
+	Kafka kafka.Config
 }
 
 // Deps are the resources the caller owns and shares.
@@ -49,6 +56,7 @@ type Service struct {
 	ref    *reference.Cache
 	keys   *auth.Verifier
 	users  *user.Reads
+	feed   *markets.Feed
 }
 
 // New builds the service and loads what it serves; it fails when
@@ -85,6 +93,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	s.users = user.New(deps.Pool, deps.Logger, cfg.UserCacheTTL)
 	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
+	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
+	if err := s.serveMarkets(engine, deps.Logger); err != nil {
+		return nil, err
+	}
 	engine.GET("/.well-known/jwks.json", s.jwks)
 	engine.GET("/api/v1/openapi.yaml", func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/yaml", api.OpenAPI)
@@ -103,6 +115,9 @@ func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.keys.Run(ctx, s.cfg.KeysRefresh) })
 	wg.Go(func() { s.users.Run(ctx) })
+	if s.feed != nil {
+		wg.Go(func() { _ = s.feed.Run(ctx) })
+	}
 	s.ref.Run(ctx, s.cfg.ReferenceRefresh)
 	wg.Wait()
 	return nil

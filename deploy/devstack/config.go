@@ -8,6 +8,7 @@ package devstack
 import (
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"blockspace.exchange/ingress"
@@ -29,12 +30,14 @@ type Config struct {
 	MaxInFlight        int                     // MAX_IN_FLIGHT: concurrent requests per service before 429 (1024)
 	ShutdownGrace      time.Duration           // SHUTDOWN_GRACE: time in-flight requests get to finish (10s)
 	LogLevel           slog.Level              // LOG_LEVEL: debug, info, warn, error (info)
-	OriginatorAddr     string                  // ORIGINATOR_ADDR: originator JSON-RPC {originator_url} (127.0.0.1:8081)
-	SearcherAddr       string                  // SEARCHER_ADDR: searcher JSON-RPC and WebSocket {searcher_url} (127.0.0.1:8082)
-	OrderflowAddr      string                  // ORDERFLOW_ADDR: orderflow keys, tracking, refunds {orderflow_url} (127.0.0.1:8083)
-	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
-	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s)
-	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
+	// SlotLength (SLOT_LENGTH, 2s) and DevGenesis (DEV_GENESIS, RFC 3339
+	// or UNIX seconds; default: the first start, kept in DATA_DIR) set the
+	// dev chain's slot clock; other environments keep their own.
+	SlotLength time.Duration
+	DevGenesis time.Time
+	// DemoValidator (DEMO_VALIDATOR, true) registers the demo validator
+	// at start, so that markets open at once.
+	DemoValidator bool
 	// Auth: AUTH_* variables (see ingress.AuthConfigFromEnv). Without
 	// AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY the stack generates a key
 	// once and keeps it in DATA_DIR/keys/access-token-es256.pem (0600).
@@ -55,12 +58,9 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		Auth:               ingress.AuthConfigFromEnv(r),
-		OriginatorAddr:     r.String("ORIGINATOR_ADDR", "127.0.0.1:8081"),
-		SearcherAddr:       r.String("SEARCHER_ADDR", "127.0.0.1:8082"),
-		OrderflowAddr:      r.String("ORDERFLOW_ADDR", "127.0.0.1:8083"),
-		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
-		DevBlockInterval:   r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute),
-		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
+		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
+		DevGenesis:         readGenesis(r),
+		DemoValidator:      r.String("DEMO_VALIDATOR", "true") != "false",
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "dev"))
 	if err != nil {
@@ -71,4 +71,20 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		cfg.DataDir = abs
 	}
 	return cfg, r.Err()
+}
+
+// readGenesis reads DEV_GENESIS as RFC 3339 or UNIX seconds.
+func readGenesis(r *config.Reader) time.Time {
+	raw := r.String("DEV_GENESIS", "")
+	if raw == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339, raw); err == nil {
+		return t
+	}
+	if sec, err := strconv.ParseInt(raw, 10, 64); err == nil && sec > 0 {
+		return time.Unix(sec, 0)
+	}
+	r.Fail("DEV_GENESIS=%q: want RFC 3339 (2026-01-02T15:04:05Z) or UNIX seconds", raw)
+	return time.Time{}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/health"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
@@ -47,7 +48,13 @@ type Stack struct {
 	dbURL    string
 	brokers  []string
 	registry *prometheus.Registry
-	of       orderflowParts
+
+	// The markets: the dev beacon, the slot clock, the matcher, and the
+	// public key of the demo validator registered at start.
+	beacon     ingress.Beacon
+	clock      *ingress.Clock
+	matcher    *matcher.Matcher
+	demoPubkey string
 }
 
 // Start brings up the dependencies, applies migrations, creates topics and
@@ -70,10 +77,15 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	s.startMonitor()
+	env, err := devClock(s.cfg, time.Now())
+	if err != nil {
+		return err
+	}
+	s.cfg.Environment = env
 	if err := s.buildServices(ctx); err != nil {
 		return err
 	}
-	if err := s.startOrderflow(ctx); err != nil {
+	if err := s.buildMarkets(ctx); err != nil {
 		return err
 	}
 	return s.listen()
@@ -140,6 +152,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	}
 	s.query, err = queryapi.New(ctx, queryapi.Config{
 		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
+		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets"},
 	}, queryapi.Deps{Pool: s.pool, Logger: s.log, Metrics: qm, DBErr: dbErr})
 	if err != nil {
 		return err
@@ -201,13 +214,13 @@ func (s *Stack) Run(ctx context.Context) error {
 			func(ctx context.Context) error { s.monitor.Run(ctx); return nil },
 			s.query.Run,
 			s.ingress.Run,
+			s.runMatcher,
+			s.clock.Run,
 			s.runSettler,
 		},
 		Grace:    s.cfg.ShutdownGrace,
 		Draining: s.admin.Drain,
 	}
-	g.Servers = append(g.Servers, s.orderflowServers()...)
-	g.Loops = append(g.Loops, s.orderflowLoops()...)
 	err := g.Run(ctx)
 	s.log.Info("shut down")
 	return err
@@ -221,7 +234,6 @@ func (s *Stack) runSettler(ctx context.Context) error {
 // stopDependencies closes clients and stops the embedded servers. The
 // broker and the database stop last so that nothing acknowledged is lost.
 func (s *Stack) stopDependencies() {
-	s.stopOrderflow()
 	if s.kcl != nil {
 		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.kcl.Flush(fctx)

@@ -9,12 +9,13 @@ import (
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/process"
 	queryapi "blockspace.exchange/query-api"
 )
 
 func main() {
-	os.Exit(process.Main("query-api", process.Needs{Postgres: true}, build))
+	os.Exit(process.Main("query-api", process.Needs{Postgres: true, Kafka: true}, build))
 }
 
 func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
@@ -23,6 +24,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
 		ReferenceRefresh:   r.Duration("REFERENCE_REFRESH", 5*time.Second, 100*time.Millisecond, time.Hour),
 		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		Kafka:              kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "query-api-markets"},
 	}
 	addr := r.String("HTTP_ADDR", ":8080")
 	metrics, err := httpx.NewMetrics(p.Registry, "query-api")
