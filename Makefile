@@ -40,6 +40,7 @@ lint:
 bench:
 	@set -e; for m in $(CODE_MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 	$(GO) run ./deploy/cmd/loadtest
+	$(GO) run ./deploy/cmd/orderflowbench
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s ./topics/

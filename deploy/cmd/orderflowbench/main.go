@@ -1,0 +1,304 @@
+// Command orderflowbench measures private orderflow on the dev stack
+// (embedded Kafka and Postgres in a temporary directory, loopback):
+//
+//	go run ./deploy/cmd/orderflowbench [-workers 64] [-duration 5s] [-sockets 1,100,1000]
+//
+// It prints originator submissions per second (eth_sendRawTransaction of
+// distinct signed transactions over keep-alive HTTP), next to a baseline
+// of the same requests with a transaction the endpoint already accepted
+// (decode, checks and dedup, no publish), and the fan-out latency from the
+// originator's send to delivery on every searcher socket, p50/p99/max, at
+// each socket count, with transactions paced at -rate per second.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gorilla/websocket"
+
+	"blockspace.exchange/deploy/devchain"
+	"blockspace.exchange/deploy/devstack"
+	"blockspace.exchange/platform/config"
+	of "blockspace.exchange/platform/orderflow"
+)
+
+func main() {
+	workers := flag.Int("workers", 64, "concurrent originator connections")
+	duration := flag.Duration("duration", 5*time.Second, "length of the throughput run")
+	socketList := flag.String("sockets", "1,100,1000", "searcher socket counts for the fan-out runs")
+	rate := flag.Int("rate", 200, "transactions per second during fan-out runs")
+	perRun := flag.Int("txs", 400, "transactions per fan-out run")
+	flag.Parse()
+	if err := run(*workers, *duration, *socketList, *rate, *perRun); err != nil {
+		fmt.Fprintln(os.Stderr, "orderflowbench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	a      devstack.OrderflowAddresses
+	client *http.Client
+	key    *big.Int
+	nonce  atomic.Uint64
+}
+
+func run(workers int, d time.Duration, socketList string, rate, perRun int) error {
+	dir, err := os.MkdirTemp("", "orderflowbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	_ = os.Chmod(dir, 0o755) // the private Postgres runs as the postgres OS user
+	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{
+		"DATA_DIR": dir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
+		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
+		"MAX_IN_FLIGHT": "100000", "DEV_BLOCK_INTERVAL": "1m",
+	}))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stack, err := devstack.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- stack.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(500 * time.Millisecond)
+	b := &bench{a: stack.Addresses().Orderflow, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers * 2}}}
+	fmt.Printf("orderflow on loopback, %d originator connections\n", workers)
+	if err := b.throughput(workers, d); err != nil {
+		return err
+	}
+	key, err := b.apiKey(2)
+	if err != nil {
+		return err
+	}
+	for _, f := range strings.Split(socketList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return err
+		}
+		if err := b.fanout(key, n, rate, perRun); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// signAll signs n distinct transactions ahead of the run.
+func (b *bench) signAll(n int) []string {
+	key, _ := crypto.HexToECDSA(devchain.DevKeys[1])
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e1")
+	out := make([]string, n)
+	var wg sync.WaitGroup
+	start := b.nonce.Add(uint64(n)) - uint64(n)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				tx, _ := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(1337)), &types.DynamicFeeTx{
+					ChainID: big.NewInt(1337), Nonce: start + uint64(i), GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9),
+					Gas: 21000, To: &to, Value: big.NewInt(1)})
+				raw, _ := tx.MarshalBinary()
+				out[i] = hexutil.Encode(raw)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (b *bench) send(raw string) error {
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + raw + `"]}`
+	resp, err := b.client.Post(b.a.Originator+"/v1", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(out, []byte(`"result"`)) {
+		return fmt.Errorf("send: %d %s", resp.StatusCode, out)
+	}
+	return nil
+}
+
+// throughput runs distinct submissions, then the baseline of repeats.
+func (b *bench) throughput(workers int, d time.Duration) error {
+	estimate := int(d.Seconds()*30000) + 1000
+	txs := b.signAll(estimate)
+	measure := func(name string, next func(i int) string) (float64, error) {
+		var idx atomic.Int64
+		var firstErr atomic.Value
+		deadline := time.Now().Add(d)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					i := int(idx.Add(1)) - 1
+					if i >= len(txs) {
+						return
+					}
+					if err := b.send(next(i)); err != nil {
+						firstErr.CompareAndSwap(nil, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err, _ := firstErr.Load().(error); err != nil {
+			return 0, err
+		}
+		n := min(int(idx.Load()), len(txs))
+		rps := float64(n) / time.Since(start).Seconds()
+		fmt.Printf("  %-44s %9.0f /s  (%d in %s)\n", name, rps, n, time.Since(start).Round(time.Millisecond))
+		return rps, nil
+	}
+	subject, err := measure("submissions (decode, check, publish, ack)", func(i int) string { return txs[i] })
+	if err != nil {
+		return err
+	}
+	base, err := measure("baseline: repeats (decode, check, no publish)", func(i int) string { return txs[i%64] })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  submissions / baseline: %.2f\n", subject/base)
+	return nil
+}
+
+func (b *bench) apiKey(i int) (string, error) {
+	key, _ := crypto.HexToECDSA(devchain.DevKeys[i])
+	addr := strings.ToLower(crypto.PubkeyToAddress(key.PublicKey).Hex())
+	resp, err := http.Get(b.a.Orderflow + "/v1/auth/challenge?address=" + addr)
+	if err != nil {
+		return "", err
+	}
+	var ch struct {
+		Data struct {
+			Nonce     string
+			TypedData of.Challenge
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&ch)
+	resp.Body.Close()
+	if err != nil {
+		return "", err
+	}
+	digest, err := ch.Data.TypedData.Digest()
+	if err != nil {
+		return "", err
+	}
+	sig, _ := crypto.Sign(digest, key)
+	body, _ := json.Marshal(map[string]string{"address": addr, "nonce": ch.Data.Nonce, "signature": hexutil.Encode(sig)})
+	resp, err = http.Post(b.a.Orderflow+"/v1/auth/verify", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var v struct{ Data struct{ APIKey string } }
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || v.Data.APIKey == "" {
+		return "", fmt.Errorf("verify failed: %v", err)
+	}
+	return v.Data.APIKey, nil
+}
+
+// fanout opens n sockets, sends perRun paced transactions and measures
+// send→delivery on every socket.
+func (b *bench) fanout(key string, n, rate, perRun int) error {
+	txs := b.signAll(perRun)
+	hashes := make(map[string]int, perRun)
+	for i, raw := range txs {
+		tx := new(types.Transaction)
+		_ = tx.UnmarshalBinary(hexutil.MustDecode(raw))
+		hashes[tx.Hash().Hex()] = i
+	}
+	sent := make([]atomic.Int64, perRun)
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, n*perRun)
+	var got atomic.Int64
+	var conns []*websocket.Conn
+	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	for range n {
+		c, _, err := dialer.Dial(b.a.SearcherWS+"/v1/"+key, nil)
+		if err != nil {
+			return fmt.Errorf("dial socket: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			local := make([]time.Duration, 0, perRun)
+			for {
+				_, msg, err := c.ReadMessage()
+				if err != nil {
+					break
+				}
+				now := time.Now().UnixNano()
+				i := bytes.Index(msg, []byte(`"hash":"`))
+				if i < 0 {
+					continue
+				}
+				h := string(msg[i+8 : i+8+66])
+				if idx, ok := hashes[h]; ok {
+					local = append(local, time.Duration(now-sent[idx].Load()))
+					if got.Add(1) == int64(n*perRun) {
+						break
+					}
+				}
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	for i, raw := range txs {
+		<-tick.C
+		sent[i].Store(time.Now().UnixNano())
+		if err := b.send(raw); err != nil {
+			return err
+		}
+	}
+	tick.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for got.Load() < int64(n*perRun) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return fmt.Errorf("no deliveries on %d sockets", n)
+	}
+	pct := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	fmt.Printf("  fan-out %4d sockets: p50 %7s  p99 %7s  max %7s  (%d deliveries of %d, %d tx/s)\n", n,
+		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond),
+		len(lat), n*perRun, rate)
+	return nil
+}
