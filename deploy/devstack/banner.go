@@ -8,21 +8,23 @@ import (
 
 // Addresses are where a client finds the running stack.
 type Addresses struct {
-	REST     string
-	Admin    string
-	Kafka    []string
-	Database string
-	DataDir  string
+	REST      string
+	Admin     string
+	Kafka     []string
+	Database  string
+	DataDir   string
+	Orderflow OrderflowAddresses
 }
 
 // Addresses returns the bound addresses (real ports even for ":0").
 func (s *Stack) Addresses() Addresses {
 	return Addresses{
-		REST:     "http://" + s.restLn.Addr().String(),
-		Admin:    "http://" + s.adminLn.Addr().String(),
-		Kafka:    s.brokers,
-		Database: s.dbURL,
-		DataDir:  s.cfg.DataDir,
+		REST:      "http://" + s.restLn.Addr().String(),
+		Admin:     "http://" + s.adminLn.Addr().String(),
+		Kafka:     s.brokers,
+		Database:  s.dbURL,
+		DataDir:   s.cfg.DataDir,
+		Orderflow: s.orderflowAddresses(),
 	}
 }
 
@@ -43,6 +45,11 @@ func (s *Stack) PrintBanner(w io.Writer) {
 	fmt.Fprintf(&b, "  admin         %s   (/healthz /readyz /metrics)\n", a.Admin)
 	fmt.Fprintf(&b, "  kafka         %s   (%s)\n", strings.Join(a.Kafka, ","), kafkaKind)
 	fmt.Fprintf(&b, "  database      %s   (%s)\n", a.Database, dbKind)
+	fmt.Fprintf(&b, "  originator    %s/v1   (JSON-RPC; /v1/<API_KEY> for partners)\n", a.Orderflow.Originator)
+	fmt.Fprintf(&b, "  searcher      %s/v1/<API_KEY>   (JSON-RPC POST)\n", a.Orderflow.Searcher)
+	fmt.Fprintf(&b, "  searcher ws   %s/v1/<API_KEY>\n", a.Orderflow.SearcherWS)
+	fmt.Fprintf(&b, "  orderflow     %s   (/v1/auth/*, /v1/tx/<hash>, /v1/bundle, /v1/<API_KEY>/refunds)\n", a.Orderflow.Orderflow)
+	fmt.Fprintf(&b, "  dev builder   %s   (chain %d, a block every %s)\n", a.Orderflow.DevBuilder, s.cfg.Environment.ChainID, s.cfg.DevBlockInterval)
 	fmt.Fprintf(&b, "  data dir      %s\n", a.DataDir)
 	s.printMarkets(&b)
 	fmt.Fprintf(&b, "stop with Ctrl-C\n\n")

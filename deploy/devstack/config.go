@@ -30,6 +30,12 @@ type Config struct {
 	MaxInFlight        int                     // MAX_IN_FLIGHT: concurrent requests per service before 429 (1024)
 	ShutdownGrace      time.Duration           // SHUTDOWN_GRACE: time in-flight requests get to finish (10s)
 	LogLevel           slog.Level              // LOG_LEVEL: debug, info, warn, error (info)
+	OriginatorAddr     string                  // ORIGINATOR_ADDR: originator JSON-RPC {originator_url} (127.0.0.1:8081)
+	SearcherAddr       string                  // SEARCHER_ADDR: searcher JSON-RPC and WebSocket {searcher_url} (127.0.0.1:8082)
+	OrderflowAddr      string                  // ORDERFLOW_ADDR: orderflow keys, tracking, refunds {orderflow_url} (127.0.0.1:8083)
+	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
+	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s)
+	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
 	// SlotLength (SLOT_LENGTH, 2s) and DevGenesis (DEV_GENESIS, RFC 3339
 	// or UNIX seconds; default: the first start, kept in DATA_DIR) set the
 	// dev chain's slot clock; other environments keep their own.
@@ -61,6 +67,12 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.String("DEMO_VALIDATOR", "true") != "false",
+		OriginatorAddr:     r.String("ORIGINATOR_ADDR", "127.0.0.1:8081"),
+		SearcherAddr:       r.String("SEARCHER_ADDR", "127.0.0.1:8082"),
+		OrderflowAddr:      r.String("ORDERFLOW_ADDR", "127.0.0.1:8083"),
+		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
+		DevBlockInterval:   r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute),
+		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "dev"))
 	if err != nil {

@@ -48,6 +48,7 @@ type Stack struct {
 	dbURL    string
 	brokers  []string
 	registry *prometheus.Registry
+	of       orderflowParts
 
 	// The markets: the dev beacon, the slot clock, the matcher, and the
 	// public key of the demo validator registered at start.
@@ -86,6 +87,9 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	if err := s.buildMarkets(ctx); err != nil {
+		return err
+	}
+	if err := s.startOrderflow(ctx); err != nil {
 		return err
 	}
 	return s.listen()
@@ -221,6 +225,8 @@ func (s *Stack) Run(ctx context.Context) error {
 		Grace:    s.cfg.ShutdownGrace,
 		Draining: s.admin.Drain,
 	}
+	g.Servers = append(g.Servers, s.orderflowServers()...)
+	g.Loops = append(g.Loops, s.orderflowLoops()...)
 	err := g.Run(ctx)
 	s.log.Info("shut down")
 	return err
@@ -234,6 +240,7 @@ func (s *Stack) runSettler(ctx context.Context) error {
 // stopDependencies closes clients and stops the embedded servers. The
 // broker and the database stop last so that nothing acknowledged is lost.
 func (s *Stack) stopDependencies() {
+	s.stopOrderflow()
 	if s.kcl != nil {
 		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.kcl.Flush(fctx)
