@@ -67,5 +67,22 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		loops = append(loops, w.Run)
 	}
-	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, loops, nil
+	flow, err := ingress.NewOrderflow(ingress.OrderflowConfigFromEnv(r, p.Common.Environment),
+		ingress.OrderflowDeps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, Logger: p.Log, Registry: p.Registry})
+	if err != nil {
+		return nil, nil, err
+	}
+	loops = append(loops, func(ctx context.Context) error {
+		<-ctx.Done()
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		flow.Close(fctx)
+		return nil
+	})
+	return []process.Server{
+		{Addr: addr, Handler: svc.Handler()},
+		{Addr: r.String("ORIGINATOR_ADDR", ":8081"), Handler: flow.OriginatorHandler()},
+		{Addr: r.String("SEARCHER_ADDR", ":8082"), Handler: flow.SearcherHandler()},
+		{Addr: r.String("ORDERFLOW_ADDR", ":8083"), Handler: flow.AccountsHandler()},
+	}, loops, nil
 }
