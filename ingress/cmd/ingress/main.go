@@ -47,6 +47,13 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		return nil, nil, err
 	}
 	loops := []func(context.Context) error{svc.Run}
+	clockLoop, err := markets(p, r, svc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if clockLoop != nil {
+		loops = append(loops, clockLoop)
+	}
 	if rpcURL := r.String("CHAIN_RPC_URL", ""); rpcURL != "" {
 		contract := r.String("COLLATERAL_CONTRACT", "")
 		if !common.IsHexAddress(contract) {
@@ -85,4 +92,32 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		{Addr: r.String("SEARCHER_ADDR", ":8082"), Handler: flow.SearcherHandler()},
 		{Addr: r.String("ORDERFLOW_ADDR", ":8083"), Handler: flow.AccountsHandler()},
 	}, loops, nil
+}
+
+// markets serves the validator routes and runs the slot clock when
+// BEACON_URL names a beacon node (docs/markets.md). SLOT_CLOCK=false keeps
+// an instance from publishing ticks; two clocks may run at once.
+func markets(p *process.Process, r *config.Reader, svc *ingress.Service) (func(context.Context) error, error) {
+	url := r.String("BEACON_URL", "")
+	if url == "" {
+		p.Log.Warn("BEACON_URL is not set: no validator registration and no slot clock")
+		return nil, nil
+	}
+	b, err := ingress.NewBeaconClient(url, r.Duration("BEACON_TIMEOUT", 5*time.Second, 100*time.Millisecond, time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("BEACON_URL: %w", err)
+	}
+	params := ingress.MarketParamsFromEnv(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	svc.ServeValidators(p.Pool, b, p.DBErr)
+	if r.String("SLOT_CLOCK", "true") == "false" {
+		return nil, nil
+	}
+	c, err := ingress.NewClock(p.Common.Environment, params, p.Pool, b, p.Kafka, p.Log.With("component", "clock"))
+	if err != nil {
+		return nil, err
+	}
+	return c.Run, nil
 }
