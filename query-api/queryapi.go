@@ -19,6 +19,7 @@ import (
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/query-api/internal/funding"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/reference"
 	"blockspace.exchange/query-api/internal/user"
@@ -93,6 +94,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	s.users = user.New(deps.Pool, deps.Logger, cfg.UserCacheTTL)
 	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
+	funding.New(deps.Pool, cfg.Environment.ChainID).Register(engine, auth.Bearer(s.keys), needsDB)
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
 	if err := s.serveMarkets(engine, deps.Logger); err != nil {
 		return nil, err
