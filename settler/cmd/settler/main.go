@@ -9,6 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/postgres"
@@ -49,5 +55,51 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		defer s.Close()
 		return s.Run(ctx)
 	}
-	return nil, []func(context.Context) error{run}, nil
+	loops := []func(context.Context) error{run}
+	if exec, err := withdrawalExecutor(ctx, p, r); err != nil {
+		return nil, nil, err
+	} else if exec != nil {
+		loops = append(loops, exec.Run)
+	}
+	return nil, loops, nil
+}
+
+// withdrawalExecutor pays withdrawals when CHAIN_RPC_URL is set; it then
+// needs COLLATERAL_CONTRACT and the contract operator's key in
+// WITHDRAW_OPERATOR_KEY_FILE (hex in a file) or WITHDRAW_OPERATOR_KEY.
+func withdrawalExecutor(ctx context.Context, p *process.Process, r *config.Reader) (*settler.Executor, error) {
+	rpcURL := r.String("CHAIN_RPC_URL", "")
+	if rpcURL == "" {
+		p.Log.Warn("CHAIN_RPC_URL is not set: withdrawals are debited but not paid")
+		return nil, nil
+	}
+	contract := r.String("COLLATERAL_CONTRACT", "")
+	if !common.IsHexAddress(contract) {
+		return nil, fmt.Errorf("COLLATERAL_CONTRACT must be the 0x address of the collateral contract when CHAIN_RPC_URL is set, got %q", contract)
+	}
+	keyHex := r.String("WITHDRAW_OPERATOR_KEY", "")
+	if file := r.String("WITHDRAW_OPERATOR_KEY_FILE", ""); file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("WITHDRAW_OPERATOR_KEY_FILE: %w", err)
+		}
+		keyHex = string(b)
+	}
+	key, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(keyHex), "0x"))
+	if err != nil {
+		return nil, fmt.Errorf("WITHDRAW_OPERATOR_KEY(_FILE) must hold the operator's hex private key when CHAIN_RPC_URL is set: %w", err)
+	}
+	cfg := settler.ExecutorConfig{
+		ChainID: p.Common.Environment.ChainID, Contract: common.HexToAddress(contract), OperatorKey: key,
+		Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 12, 0, 10_000)),
+		Poll:          r.Duration("CHAIN_POLL", 2*time.Second, 100*time.Millisecond, time.Minute),
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	client, err := ethclient.DialContext(ctx, rpcURL)
+	if err != nil {
+		return nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
+	}
+	return settler.NewExecutor(cfg, client, p.Pool, p.Kafka, p.Log)
 }
