@@ -129,3 +129,7 @@ func SignValidatorRegistration(seed []byte, chainID int64, address string) (pubk
 	pubkey, signature = validators.Sign(sk, chainID, addr)
 	return pubkey, signature, nil
 }
+
+// Advance publishes every event due up to now. Run calls it as time
+// passes; tests drive clocks through chosen instants with it.
+func (c *Clock) Advance(ctx context.Context, now time.Time) error { return c.c.Advance(ctx, now) }
