@@ -9,14 +9,20 @@ package devchain
 import (
 	"context"
 	"crypto/ecdsa"
+	"fmt"
 	"math/big"
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
+
+	"blockspace.exchange/platform/chain/collateral"
 )
 
 // DevKeys are the private keys of the funded dev accounts, each holding
@@ -30,7 +36,14 @@ var DevKeys = []string{
 	"7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
 	"47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926e",
 	"8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+	// OperatorKey: deploys the collateral contract and pays withdrawals.
+	"92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
 }
+
+// OperatorKey is the index in DevKeys of the key that deploys the dev
+// collateral contract as its first transaction (so the contract's address
+// is always CollateralAddress) and signs its withdrawals.
+const OperatorKey = 6
 
 // Chain is a running simulated chain.
 type Chain struct {
@@ -39,8 +52,21 @@ type Chain struct {
 	keys    []*ecdsa.PrivateKey
 }
 
+// Option changes how the chain starts.
+type Option = func(nodeConf *node.Config, ethConf *ethconfig.Config)
+
+// WithRPC serves the chain's JSON-RPC (eth, net, web3) over HTTP on
+// host:port, so that other processes (wallets, dev commands) reach it.
+func WithRPC(host string, port int) Option {
+	return func(nodeConf *node.Config, _ *ethconfig.Config) {
+		nodeConf.HTTPHost, nodeConf.HTTPPort = host, port
+		nodeConf.HTTPModules = []string{"eth", "net", "web3"}
+		nodeConf.HTTPVirtualHosts = []string{"*"}
+	}
+}
+
 // New starts the chain with the dev accounts funded.
-func New() (*Chain, error) {
+func New(opts ...Option) (*Chain, error) {
 	alloc := types.GenesisAlloc{}
 	var keys []*ecdsa.PrivateKey
 	balance, _ := new(big.Int).SetString("1000000000000000000000000", 10)
@@ -52,7 +78,15 @@ func New() (*Chain, error) {
 		keys = append(keys, k)
 		alloc[crypto.PubkeyToAddress(k.PublicKey)] = types.Account{Balance: balance}
 	}
-	return &Chain{backend: simulated.NewBackend(alloc, simulated.WithBlockGasLimit(60_000_000)), keys: keys}, nil
+	opts = append([]Option{simulated.WithBlockGasLimit(60_000_000)}, opts...)
+	return &Chain{backend: simulated.NewBackend(alloc, opts...), keys: keys}, nil
+}
+
+// CollateralAddress is where the dev collateral contract lives: the first
+// contract the operator key creates.
+func CollateralAddress() common.Address {
+	k, _ := crypto.HexToECDSA(DevKeys[OperatorKey])
+	return crypto.CreateAddress(crypto.PubkeyToAddress(k.PublicKey), 0)
 }
 
 // Client is the ethclient-compatible client of the chain.
@@ -96,3 +130,20 @@ func (c *Chain) Run(ctx context.Context, interval time.Duration, prepare func(ct
 
 // Close stops the chain.
 func (c *Chain) Close() error { return c.backend.Close() }
+
+// DeployCollateral deploys the collateral contract from the operator key
+// (its first transaction, at CollateralAddress) with that key as operator,
+// and mines it.
+func (c *Chain) DeployCollateral(ctx context.Context) (common.Address, error) {
+	auth, err := bind.NewKeyedTransactorWithChainID(c.keys[OperatorKey], c.ChainID())
+	if err != nil {
+		return common.Address{}, err
+	}
+	auth.Context = ctx
+	addr, _, _, err := collateral.DeployCollateral(auth, c.Client(), auth.From)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("deploy collateral contract: %w", err)
+	}
+	c.Mine()
+	return addr, nil
+}

@@ -50,6 +50,13 @@ func (s *Stack) PrintBanner(w io.Writer) {
 	fmt.Fprintf(&b, "  searcher ws   %s/v1/<API_KEY>\n", a.Orderflow.SearcherWS)
 	fmt.Fprintf(&b, "  orderflow     %s   (/v1/auth/*, /v1/tx/<hash>, /v1/bundle, /v1/<API_KEY>/refunds)\n", a.Orderflow.Orderflow)
 	fmt.Fprintf(&b, "  dev builder   %s   (chain %d, a block every %s)\n", a.Orderflow.DevBuilder, s.cfg.Environment.ChainID, s.cfg.DevBlockInterval)
+	if chain, url := s.Chain(); chain != nil {
+		rpc := url
+		if rpc == "" {
+			rpc = "in-process only (CHAIN_ADDR empty)"
+		}
+		fmt.Fprintf(&b, "  dev chain     %s   (chain %d; collateral %s)\n", rpc, s.cfg.Environment.ChainID, s.cfg.CollateralContract)
+	}
 	fmt.Fprintf(&b, "  data dir      %s\n", a.DataDir)
 	s.printMarkets(&b)
 	fmt.Fprintf(&b, "stop with Ctrl-C\n\n")

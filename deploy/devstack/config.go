@@ -36,6 +36,9 @@ type Config struct {
 	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
 	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s)
 	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
+	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
+	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
+	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
 	// SlotLength (SLOT_LENGTH, 2s) and DevGenesis (DEV_GENESIS, RFC 3339
 	// or UNIX seconds; default: the first start, kept in DATA_DIR) set the
 	// dev chain's slot clock; other environments keep their own.
@@ -73,6 +76,9 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
 		DevBlockInterval:   r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute),
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
+		ChainAddr:          r.String("CHAIN_ADDR", "127.0.0.1:8545"),
+		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
+		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "dev"))
 	if err != nil {

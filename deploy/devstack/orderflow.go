@@ -30,7 +30,11 @@ type orderflowParts struct {
 func (s *Stack) startOrderflow(ctx context.Context) error {
 	p := &s.of
 	var err error
-	if p.chain, err = devchain.New(); err != nil {
+	opts, err := s.chainOptions()
+	if err != nil {
+		return err
+	}
+	if p.chain, err = devchain.New(opts...); err != nil {
 		return fmt.Errorf("start dev chain: %w", err)
 	}
 	p.builder = devchain.NewBuilder(p.chain, s.log.With("service", "dev-builder"))

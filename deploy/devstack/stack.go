@@ -49,6 +49,8 @@ type Stack struct {
 	brokers  []string
 	registry *prometheus.Registry
 	of       orderflowParts
+	funding  fundingParts
+	chainURL string // the dev chain's JSON-RPC, "" when not served
 
 	// The markets: the dev beacon, the slot clock, the matcher, and the
 	// public key of the demo validator registered at start.
@@ -83,6 +85,7 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	s.cfg.Environment = env
+	s.devCollateral()
 	if err := s.buildServices(ctx); err != nil {
 		return err
 	}
@@ -90,6 +93,9 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	if err := s.startOrderflow(ctx); err != nil {
+		return err
+	}
+	if err := s.startFunding(ctx); err != nil {
 		return err
 	}
 	return s.listen()
@@ -227,6 +233,7 @@ func (s *Stack) Run(ctx context.Context) error {
 	}
 	g.Servers = append(g.Servers, s.orderflowServers()...)
 	g.Loops = append(g.Loops, s.orderflowLoops()...)
+	g.Loops = append(g.Loops, s.fundingLoops()...)
 	err := g.Run(ctx)
 	s.log.Info("shut down")
 	return err

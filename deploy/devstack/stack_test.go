@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
@@ -38,7 +39,7 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	vars := map[string]string{
 		"DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
 		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
-		"DEV_BLOCK_INTERVAL": "500ms",
+		"DEV_BLOCK_INTERVAL": "500ms", "CHAIN_ADDR": "127.0.0.1:0",
 	}
 	for k, v := range env {
 		vars[k] = v
@@ -108,9 +109,10 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 			t.Errorf("GET %s: %d %+v", path, r.status, r.body)
 		}
 	}
-	// The dev environment has no collateral contract until one is deployed.
-	if r := call(t, "GET", base+"/api/v1/p/funding/contractAddress"); r.status != 200 || r.body.Success || r.body.Code != 1002 {
-		t.Errorf("contractAddress without a contract: %d %+v", r.status, r.body)
+	// The dev stack deploys the collateral contract on the dev chain.
+	if r := call(t, "GET", base+"/api/v1/p/funding/contractAddress"); r.status != 200 || !r.body.Success ||
+		!strings.Contains(string(r.body.Data), strings.ToLower(devchain.CollateralAddress().Hex())) {
+		t.Errorf("contractAddress of the dev chain: %d %s", r.status, r.body.Data)
 	}
 	// A write method on a read path crosses the gateway to ingress, which
 	// still knows the path.

@@ -1,0 +1,6 @@
+package ingress
+
+import "blockspace.exchange/ingress/internal/chainwatch"
+
+// DepositWatcherConfig configures the deposit watcher (DepositWatcher).
+type DepositWatcherConfig = chainwatch.Config
