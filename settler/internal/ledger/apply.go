@@ -147,6 +147,7 @@ func Apply(ctx context.Context, tx pgx.Tx, sys System, cmds []Command, invalid m
 	if err := b.prefetch(ctx, fresh, invalid); err != nil {
 		return res, err
 	}
+	b.postings = make([]posting, 0, maxPostings(fresh))
 	for _, c := range fresh {
 		if reason, bad := invalid[c.ID]; bad {
 			b.reject(c, reason)
@@ -161,6 +162,21 @@ func Apply(ctx context.Context, tx pgx.Tx, sys System, cmds []Command, invalid m
 	res.Rejected = len(b.rejected)
 	res.Postings = len(b.postings)
 	return res, b.write(ctx)
+}
+
+// maxPostings is the most postings cmds can produce, so that the postings
+// of a batch are allocated once.
+func maxPostings(cmds []Command) int {
+	n := 0
+	for _, c := range cmds {
+		switch {
+		case c.Transfer != nil, c.Deposit != nil, c.Confirmed != nil:
+			n += 2
+		case c.Withdraw != nil, c.Failed != nil:
+			n += 4
+		}
+	}
+	return n
 }
 
 func uniqueCommands(cmds []Command) ([]Command, int) {
@@ -246,10 +262,14 @@ func (b *batch) prefetch(ctx context.Context, cmds []Command, invalid map[string
 }
 
 func (b *batch) loadAccounts(ctx context.Context, ids []int64) error {
-	b.accounts = map[int64]account{}
 	if len(ids) == 0 {
+		b.accounts = map[int64]account{}
 		return nil
 	}
+	// A batch names the same few accounts many times.
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	b.accounts = make(map[int64]account, len(ids))
 	rows, err := b.tx.Query(ctx, `SELECT account_id, user_id, type FROM accounts WHERE account_id = ANY($1) AND user_id IS NOT NULL`, ids)
 	if err != nil {
 		return fmt.Errorf("read accounts: %w", err)
