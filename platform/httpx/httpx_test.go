@@ -260,6 +260,43 @@ func TestQueryInt64(t *testing.T) {
 	}
 }
 
+func TestQueryBool(t *testing.T) {
+	cases := []struct {
+		query   string
+		def     bool
+		want    bool
+		invalid bool
+	}{
+		{"", true, true, false},
+		{"onbook=", false, false, false},
+		{"onbook=true", false, true, false},
+		{"onbook=TRUE", false, true, false},
+		{"onbook=1", false, true, false},
+		{"onbook=false", true, false, false},
+		{"onbook=0", true, false, false},
+		{"onbook=yes", false, false, true},
+		{"onbook=2", false, false, true},
+		{"onbook=t", false, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.query, func(t *testing.T) {
+			c, _ := gin.CreateTestContext(httptest.NewRecorder())
+			c.Request = httptest.NewRequest("GET", "/x?"+tc.query, nil)
+			got, err := QueryBool(c, "onbook", tc.def)
+			if !tc.invalid {
+				if err != nil || got != tc.want {
+					t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+				}
+				return
+			}
+			var appErr *Error
+			if !errors.As(err, &appErr) || appErr.Code != CodeValidation || !strings.Contains(appErr.Message, "onbook") {
+				t.Fatalf("got %v, want a validation error naming onbook", err)
+			}
+		})
+	}
+}
+
 func FuzzDecodeJSONBytes(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":1}`, `[`, `"x"`, `{"a":"b"} x`, ``, "\x00"} {
 		f.Add([]byte(s))

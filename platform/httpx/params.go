@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -25,6 +26,23 @@ func QueryInt64(c *gin.Context, name string, required bool, def, min, max int64)
 		return 0, Invalid("query parameter %s must be between %d and %d, got %d", name, min, max, v)
 	}
 	return v, nil
+}
+
+// QueryBool reads a boolean query parameter: true or false in any case,
+// or 1 and 0. A missing or empty parameter gives def; anything else is a
+// 400 that names the parameter.
+func QueryBool(c *gin.Context, name string, def bool) (bool, error) {
+	raw, ok := c.GetQuery(name)
+	if !ok || raw == "" {
+		return def, nil
+	}
+	switch strings.ToLower(raw) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, Invalid("query parameter %s must be true or false, got %q", name, truncate(raw))
 }
 
 // ParseInt64 accepts decimal and 0x-prefixed hexadecimal integers, as
