@@ -72,6 +72,10 @@ type Result struct {
 	Duplicates int // commands applied before (or twice in the batch)
 	Rejected   int // commands refused; their entry records why
 	Postings   int
+	// Entries are the journal entries this Apply created, applied or
+	// rejected, so that what they posted can be read back in the same
+	// transaction (the account feed does).
+	Entries []int64
 }
 
 type balKey struct{ account, token int64 }
@@ -135,8 +139,9 @@ func Apply(ctx context.Context, tx pgx.Tx, sys System, cmds []Command, invalid m
 	}
 	fresh := cmds[:0:0]
 	for _, c := range cmds {
-		if _, ok := b.entries[c.ID]; ok {
+		if entry, ok := b.entries[c.ID]; ok {
 			fresh = append(fresh, c)
+			res.Entries = append(res.Entries, entry)
 		} else {
 			res.Duplicates++
 		}

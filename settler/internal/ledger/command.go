@@ -14,11 +14,14 @@ import (
 
 // Account transaction types (decisions.md "Status values").
 const (
+	TypeBuy           = 1
+	TypeSell          = 2
 	TypeTransferIn    = 6
 	TypeTransferOut   = 7
 	TypeDeposit       = 8
 	TypeWithdrawal    = 9
 	TypeWithdrawalFee = 14
+	TypeTradingFee    = 15
 )
 
 // System account types (migration 0003): accounts without a user.
