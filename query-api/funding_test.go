@@ -2,19 +2,11 @@ package queryapi
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"blockspace.exchange/platform/auth"
 )
 
 // fundingFixture is a query-api with two users, one deposit, two
@@ -32,17 +24,7 @@ func newFundingFixture(t *testing.T) *fundingFixture {
 	t.Helper()
 	ctx := context.Background()
 	s, pool := newService(t, "dev", "0x00000000000000000000000000000000000000ab", nil)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kid, err := auth.PublishKey(ctx, pool, &key.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.keys.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	is := newIssuer(t, s, pool)
 	f := &fundingFixture{h: s.Handler(), pool: pool}
 	exec := func(sql string, args ...any) {
 		t.Helper()
@@ -50,28 +32,11 @@ func newFundingFixture(t *testing.T) *fundingFixture {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	newUser := func(addr string) (int64, int64, int64, string) {
-		var uid, cur, pre int64
-		if err := pool.QueryRow(ctx, `INSERT INTO users (address) VALUES ($1) RETURNING user_id`, addr).Scan(&uid); err != nil {
-			t.Fatal(err)
-		}
-		_ = pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 1, 'c') RETURNING account_id`, uid).Scan(&cur)
-		_ = pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 2, 'p') RETURNING account_id`, uid).Scan(&pre)
-		now := time.Now()
-		tok := jwt.NewWithClaims(jwt.SigningMethodES256, &auth.Claims{
-			User: auth.TokenUser{UserID: uid, Address: addr, Roles: []string{auth.RoleUser}}, AccessType: auth.AccessType,
-			RegisteredClaims: jwt.RegisteredClaims{IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))},
-		})
-		tok.Header["kid"] = kid
-		signed, err := tok.SignedString(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return uid, cur, pre, signed
-	}
-	var aliceID, bobID int64
-	aliceID, f.aliceCur, f.alicePre, f.alice = newUser("0x00000000000000000000000000000000000000a1")
-	bobID, f.bobCur, _, f.bob = newUser("0x00000000000000000000000000000000000000b0")
+	alice := is.user(t, "0x00000000000000000000000000000000000000a1")
+	bob := is.user(t, "0x00000000000000000000000000000000000000b0")
+	aliceID, bobID := alice.id, bob.id
+	f.aliceCur, f.alicePre, f.alice = alice.cur, alice.pre, alice.token
+	f.bobCur, f.bob = bob.cur, bob.token
 	exec(`INSERT INTO deposits (command_id, user_id, account_id, token_id, chain_id, block_idx, block_hash, transaction_idx,
 	        transaction_hash, log_idx, sender_address, deposit_address, quantity)
 	      VALUES ('deposit-1', $1, $2, 1, 1337, 7, '0xb7', 0, '0xt7', 1, '0x00000000000000000000000000000000000000a1',
@@ -100,15 +65,7 @@ func newFundingFixture(t *testing.T) *fundingFixture {
 
 func (f *fundingFixture) get(t *testing.T, token, path string) reply {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	f.h.ServeHTTP(rec, req)
-	r := reply{Status: rec.Code}
-	if err := json.Unmarshal(rec.Body.Bytes(), &r.Body); err != nil {
-		t.Fatalf("GET %s: body is not JSON: %s", path, rec.Body)
-	}
-	return r
+	return getAs(t, f.h, token, path)
 }
 
 func TestFundingReads(t *testing.T) {
