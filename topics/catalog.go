@@ -164,7 +164,7 @@ func baseCatalog() []Topic {
 			Purpose: "chain deposits observed by the chain watcher and the withdrawal lifecycle"},
 		{Name: AccountEvents, Partitions: 8, Partitioning: ByKeyHash,
 			Key: "userId (decimal string)", Cleanup: Delete, Retention: day,
-			Purpose: "balance changes and posted account transactions for live account feeds"},
+			Purpose: "balance changes, posted account transactions and position changes for live account feeds"},
 		{Name: Validators, Partitions: 4, Partitioning: ByKeyHash,
 			Key: "validator BLS public key (lower-case 0x hex)", Cleanup: Delete, Retention: 30 * day,
 			Purpose: "validator registrations and the proposer duties of registered validators"},

@@ -40,9 +40,10 @@ const (
 	TypeWithdrawalConfirmed = "funding.withdrawal_confirmed"
 	TypeWithdrawalFailed    = "funding.withdrawal_failed"
 
-	// Ledger results on AccountEvents.
+	// Ledger and position results on AccountEvents.
 	TypeBalanceChanged    = "account.balance_changed"
 	TypeTransactionPosted = "account.transaction_posted"
+	TypePositionChanged   = "account.position_changed"
 
 	// Validator facts on Validators.
 	TypeValidatorRegistered = "validator.registered"
@@ -101,6 +102,7 @@ func MessageTypes() []MessageType {
 		{TypeWithdrawalFailed, FundingEvents, "settler", "the withdrawal failed on chain or was rejected; the funds are returned"},
 		{TypeBalanceChanged, AccountEvents, "settler", "a token balance of an account changed (quantity, locked, available after the change)"},
 		{TypeTransactionPosted, AccountEvents, "settler", "an account transaction (ledger entry) was posted"},
+		{TypePositionChanged, AccountEvents, "settler", "a position of an account in a market changed (quantity, locked, available, expired after the change)"},
 		{TypeValidatorRegistered, Validators, "ingress", "a user registered a validator as theirs, so its slots can be sold"},
 		{TypeProposerDuty, Validators, "ingress", "the beacon chain assigned a slot to a registered validator"},
 		{TypeOrderflowTx, OrderflowTxs, "ingress", "an originator submitted a signed transaction; carries the raw and the decoded form"},
