@@ -18,6 +18,7 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
@@ -48,7 +49,7 @@ type Service struct {
 	cfg      Config
 	engine   *gin.Engine
 	verifier *auth.Verifier
-	outbox   *funding.Outbox
+	outbox   *outbox.Outbox
 }
 
 // New builds the ingress REST frame. The frame knows the whole interface,
@@ -89,7 +90,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		if kafkaErr == nil {
 			kafkaErr = func() error { return nil }
 		}
-		svc.outbox = funding.NewOutbox(deps.Pool, deps.Kafka, deps.Logger)
+		svc.outbox = outbox.New(deps.Pool, deps.Kafka, deps.Logger)
 		funding.New(funding.Config{WithdrawChains: []int64{cfg.Environment.ChainID}}, deps.Pool, svc.outbox).
 			Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr))
 	}

@@ -1,3 +1,8 @@
+// Package funding is the money side of ingress: transfers between a
+// user's own accounts and withdrawal requests. Each reserves the funds in
+// Postgres (locked += x only where available ≥ x) in the same transaction
+// as an outbox row holding the command (DESIGN rule 4), then publishes the
+// command; the outbox relay republishes what Kafka did not acknowledge.
 package funding
 
 import (
@@ -16,8 +21,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/users"
 	"blockspace.exchange/topics"
 )
@@ -45,16 +52,16 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	pool   *pgxpool.Pool
-	outbox *Outbox
+	outbox *outbox.Outbox
 	now    func() time.Time
 }
 
 // New returns the service.
-func New(cfg Config, pool *pgxpool.Pool, outbox *Outbox) *Service {
+func New(cfg Config, pool *pgxpool.Pool, out *outbox.Outbox) *Service {
 	if cfg.MaxWithdrawItems <= 0 {
 		cfg.MaxWithdrawItems = 20
 	}
-	return &Service{cfg: cfg, pool: pool, outbox: outbox, now: time.Now}
+	return &Service{cfg: cfg, pool: pool, outbox: out, now: time.Now}
 }
 
 // Register mounts the routes. needs answers 503 while Postgres or Kafka is
@@ -179,7 +186,7 @@ func (s *Service) doTransfer(c *gin.Context) error {
 	if !known {
 		return httpx.Invalid("tokenId %d is not a known token", token)
 	}
-	var out pending
+	var out outbox.Pending
 	err = pgx.BeginFunc(c, s.pool, func(tx pgx.Tx) error {
 		ok, err := reserve(c, tx, from, token, q)
 		if err != nil {
@@ -198,16 +205,25 @@ func (s *Service) doTransfer(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err = enqueue(c, tx, topics.LedgerCommands, topics.UserKey(userID), e)
+		out, err = enqueue(c, tx, topics.UserKey(userID), e)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.outbox.publish(c, []pending{out})
+	return s.outbox.Publish(c, []outbox.Pending{out})
 }
 
-// accountOwner reports the type of an account if userID owns it.
+// enqueue writes a ledger command to the outbox in tx.
+func enqueue(ctx context.Context, tx pgx.Tx, key []byte, e topics.Envelope) (outbox.Pending, error) {
+	r, err := kafka.NewRecord(topics.LedgerCommands, key, e)
+	if err != nil {
+		return outbox.Pending{}, err
+	}
+	return outbox.Enqueue(ctx, tx, r)
+}
+
+// accountType reports the type of an account if userID owns it.
 func accountType(ctx context.Context, q users.Querier, userID, accountID int64) (int, bool, error) {
 	var typ int
 	err := q.QueryRow(ctx, `SELECT type FROM accounts WHERE account_id = $1 AND user_id = $2`, accountID, userID).Scan(&typ)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/users"
@@ -65,7 +66,7 @@ func (s *Service) withdraw(c *gin.Context) {
 		return
 	}
 	submitted, failed := []int64{}, []FailedRequest{}
-	var out []pending
+	var out []outbox.Pending
 	for _, w := range items {
 		id, fail, p, err := s.withdrawOne(c, userID, addr, w)
 		if err != nil {
@@ -80,7 +81,7 @@ func (s *Service) withdraw(c *gin.Context) {
 		}
 		submitted, out = append(submitted, id), append(out, p)
 	}
-	if err := s.outbox.publish(c, out); err != nil {
+	if err := s.outbox.Publish(c, out); err != nil {
 		httpx.Fail(c, err)
 		return
 	}
@@ -151,11 +152,11 @@ var errRejected = errors.New("withdraw item rejected")
 // withdrawOne judges one item on its own: chain, limit and funds. An
 // accepted item is reserved, stored and written to the outbox in one
 // transaction.
-func (s *Service) withdrawOne(ctx context.Context, userID int64, addr string, w withdrawal) (int64, *FailedRequest, pending, error) {
+func (s *Service) withdrawOne(ctx context.Context, userID int64, addr string, w withdrawal) (int64, *FailedRequest, outbox.Pending, error) {
 	fail := &FailedRequest{AccountID: w.accountID, TokenID: w.tokenID, ChainID: w.chainID, Quantity: w.quantity, Fee: decimal.Zero}
-	reject := func(status int, remark string) (int64, *FailedRequest, pending, error) {
+	reject := func(status int, remark string) (int64, *FailedRequest, outbox.Pending, error) {
 		fail.Status, fail.Remark = status, remark
-		return 0, fail, pending{}, nil
+		return 0, fail, outbox.Pending{}, nil
 	}
 	var fee, limit decimal.Decimal
 	err := s.pool.QueryRow(ctx, `SELECT withdraw_fee, daily_limit FROM withdraw_limits WHERE token_id = $1 AND chain_id = $2`,
@@ -164,11 +165,11 @@ func (s *Service) withdrawOne(ctx context.Context, userID int64, addr string, w 
 		return reject(StatusUnsupportedChain, "Unsupported Chain ID")
 	}
 	if err != nil {
-		return 0, nil, pending{}, fmt.Errorf("read withdraw limits: %w", err)
+		return 0, nil, outbox.Pending{}, fmt.Errorf("read withdraw limits: %w", err)
 	}
 	fail.Fee = fee
 	var id int64
-	var out pending
+	var out outbox.Pending
 	var status int
 	var remark string
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -205,14 +206,14 @@ func (s *Service) withdrawOne(ctx context.Context, userID int64, addr string, w 
 		if err != nil {
 			return err
 		}
-		out, err = enqueue(ctx, tx, topics.LedgerCommands, topics.UserKey(userID), e)
+		out, err = enqueue(ctx, tx, topics.UserKey(userID), e)
 		return err
 	})
 	if errors.Is(err, errRejected) {
 		return reject(status, remark)
 	}
 	if err != nil {
-		return 0, nil, pending{}, err
+		return 0, nil, outbox.Pending{}, err
 	}
 	return id, nil, out, nil
 }

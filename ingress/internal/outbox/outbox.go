@@ -1,0 +1,318 @@
+// Package outbox keeps the commands ingress accepted in Postgres until
+// Kafka has them. A command's row is written in the same transaction as
+// what the command reserves (DESIGN rule 4); after commit the command is
+// published and its row deleted once Kafka acknowledged it. A relay
+// republishes rows that stay behind (a broker outage, a crash between
+// commit and publish); consumers drop the duplicates by command id, so a
+// committed command is delivered at least once and applied once.
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/topics"
+)
+
+// Outbox stores commands with their reservations and delivers them.
+type Outbox struct {
+	pool *pgxpool.Pool
+	cl   *kgo.Client
+	log  *slog.Logger
+	// PublishTimeout bounds how long a caller waits for Kafka's
+	// acknowledgement; the relay delivers what it did not get.
+	PublishTimeout time.Duration
+	// RelayAge is how old an outbox row must be before the relay takes it,
+	// so that it does not race the request that wrote it.
+	RelayAge time.Duration
+	// DeleteEvery is how often Run deletes the rows of acknowledged
+	// commands queued by Confirm.
+	DeleteEvery time.Duration
+	// Layout returns the slot layout of a topic family, for commands of
+	// slot-partitioned topics the relay republishes (kafka.Layout by
+	// default). A live market never changes partition (DESIGN rule 1), so
+	// the current layout gives the partition the command was first
+	// published to.
+	Layout func(ctx context.Context, family string) (topics.SlotLayout, error)
+
+	mu        sync.Mutex
+	confirmed []int64 // acknowledged by Kafka, rows not deleted yet
+}
+
+// New returns an outbox publishing with cl.
+func New(pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger) *Outbox {
+	return &Outbox{
+		pool: pool, cl: cl, log: log,
+		PublishTimeout: 3 * time.Second, RelayAge: 5 * time.Second, DeleteEvery: 20 * time.Millisecond,
+		Layout: func(ctx context.Context, family string) (topics.SlotLayout, error) {
+			return kafka.Layout(ctx, cl, family)
+		},
+	}
+}
+
+// Pending is a command written to the outbox, to publish after commit.
+type Pending struct {
+	ID     int64
+	Record *kgo.Record
+}
+
+// Enqueue writes one record to the outbox in tx.
+func Enqueue(ctx context.Context, tx pgx.Tx, r *kgo.Record) (Pending, error) {
+	var id int64
+	if err := tx.QueryRow(ctx, `INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3) RETURNING outbox_id`,
+		r.Topic, r.Key, r.Value).Scan(&id); err != nil {
+		return Pending{}, fmt.Errorf("insert outbox row: %w", err)
+	}
+	return Pending{ID: id, Record: r}, nil
+}
+
+// EnqueueAll writes many records to the outbox in tx with one statement
+// and returns their row ids (in no particular order).
+func EnqueueAll(ctx context.Context, tx pgx.Tx, rs []*kgo.Record) ([]int64, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	topicCol := make([]string, len(rs))
+	keys := make([][]byte, len(rs))
+	values := make([][]byte, len(rs))
+	for i, r := range rs {
+		topicCol[i], keys[i], values[i] = r.Topic, r.Key, r.Value
+	}
+	rows, err := tx.Query(ctx, `
+		INSERT INTO outbox (topic, key, value)
+		SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) RETURNING outbox_id`, topicCol, keys, values)
+	if err != nil {
+		return nil, fmt.Errorf("insert outbox rows: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("insert outbox rows: %w", err)
+	}
+	return ids, nil
+}
+
+// Publish sends committed outbox rows and deletes them once Kafka has
+// acknowledged. A failure leaves the rows for the relay and is reported
+// as unavailable (503): the command is stored and will be delivered.
+func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.PublishTimeout)
+	defer cancel()
+	recs := make([]*kgo.Record, len(ps))
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		recs[i], ids[i] = p.Record, p.ID
+	}
+	if err := o.cl.ProduceSync(pctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("publish command: %w: %v", httpx.ErrUnavailable, err)
+	}
+	if err := deleteRows(pctx, o.pool, ids); err != nil {
+		// Published; the relay will publish it again and consumers drop
+		// the duplicate by command id.
+		o.log.Warn("delete published outbox rows", "error", err)
+	}
+	return nil
+}
+
+// PublishAsync sends committed outbox rows without waiting and calls done
+// exactly once: when Kafka acknowledged or refused every record (with the
+// first error), or when PublishTimeout passed first (with an unavailable
+// error). Rows of a fully acknowledged call are queued for deletion, even
+// after the timeout; Run deletes them in batches. After an error they
+// stay for the relay. Records of one partition keep their order.
+func (o *Outbox) PublishAsync(recs []*kgo.Record, ids []int64, done func(error)) {
+	if len(recs) == 0 {
+		done(nil)
+		return
+	}
+	var once sync.Once
+	finish := func(err error) { once.Do(func() { done(err) }) }
+	ctx, cancel := context.WithTimeout(context.Background(), o.PublishTimeout)
+	timer := time.AfterFunc(o.PublishTimeout, func() {
+		cancel()
+		finish(fmt.Errorf("publish commands: %w: no acknowledgement within %s", httpx.ErrUnavailable, o.PublishTimeout))
+	})
+	var (
+		mu    sync.Mutex
+		left  = len(recs)
+		first error
+	)
+	for _, r := range recs {
+		o.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			mu.Lock()
+			if err != nil && first == nil {
+				first = err
+			}
+			left--
+			last := left == 0
+			mu.Unlock()
+			if !last {
+				return
+			}
+			timer.Stop()
+			cancel()
+			if first == nil {
+				o.Confirm(ids)
+				finish(nil)
+				return
+			}
+			finish(fmt.Errorf("publish commands: %w: %v", httpx.ErrUnavailable, first))
+		})
+	}
+}
+
+// Confirm queues the rows of acknowledged commands for deletion.
+func (o *Outbox) Confirm(ids []int64) {
+	o.mu.Lock()
+	o.confirmed = append(o.confirmed, ids...)
+	o.mu.Unlock()
+}
+
+// deleteConfirmed deletes the queued rows with one statement. Rows it
+// could not delete go back to the queue.
+func (o *Outbox) deleteConfirmed(ctx context.Context) error {
+	o.mu.Lock()
+	ids := o.confirmed
+	o.confirmed = nil
+	o.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := deleteRows(ctx, o.pool, ids); err != nil {
+		o.Confirm(ids)
+		return err
+	}
+	return nil
+}
+
+func deleteRows(ctx context.Context, pool *pgxpool.Pool, ids []int64) error {
+	if _, err := pool.Exec(ctx, `DELETE FROM outbox WHERE outbox_id = ANY($1)`, ids); err != nil {
+		return fmt.Errorf("delete outbox rows: %w", err)
+	}
+	return nil
+}
+
+// Run deletes acknowledged rows every DeleteEvery and republishes outbox
+// rows older than RelayAge every relayEvery, until ctx ends. It deletes
+// what is still queued before it returns.
+func (o *Outbox) Run(ctx context.Context, relayEvery time.Duration) {
+	relay := time.NewTicker(relayEvery)
+	defer relay.Stop()
+	del := time.NewTicker(o.DeleteEvery)
+	defer del.Stop()
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := o.deleteConfirmed(fctx); err != nil {
+			o.log.Warn("outbox: delete acknowledged rows at shutdown", "error", err)
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-del.C:
+			if err := o.deleteConfirmed(ctx); err != nil && ctx.Err() == nil {
+				o.log.Warn("outbox: delete acknowledged rows", "error", err)
+			}
+		case <-relay.C:
+			o.relayAll(ctx)
+		}
+	}
+}
+
+// relayAll republishes old rows in rounds of 500 until a round finds
+// fewer.
+func (o *Outbox) relayAll(ctx context.Context) {
+	for {
+		n, err := o.RelayOnce(ctx, 500)
+		if err != nil && ctx.Err() == nil {
+			o.log.Warn("outbox relay", "error", err)
+		}
+		if err != nil || n < 500 {
+			return
+		}
+	}
+}
+
+// RelayOnce publishes up to limit old outbox rows and deletes them, in one
+// transaction that locks them so that several ingress instances share the
+// work. It returns how many rows it delivered.
+func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT outbox_id, topic, key, value FROM outbox
+			WHERE created < now() - $1::interval ORDER BY outbox_id LIMIT $2 FOR UPDATE SKIP LOCKED`, o.RelayAge.String(), limit)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		var recs []*kgo.Record
+		var id int64
+		var topic string
+		var key, value []byte
+		layouts := make(map[string]topics.SlotLayout)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &topic, &key, &value}, func() error {
+			r, err := o.record(ctx, layouts, topic, key, value)
+			if err != nil {
+				return fmt.Errorf("outbox row %d: %w", id, err)
+			}
+			ids, recs = append(ids, id), append(recs, r)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		if err := o.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return fmt.Errorf("republish: %w", err)
+		}
+		n = len(ids)
+		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE outbox_id = ANY($1)`, ids)
+		return err
+	})
+	if errors.Is(err, context.Canceled) {
+		return n, nil
+	}
+	return n, err
+}
+
+// record rebuilds the record of an outbox row. Rows of a slot-partitioned
+// topic go to the partition of their slot (the key) in the family's
+// layout, read once per relay round.
+func (o *Outbox) record(ctx context.Context, layouts map[string]topics.SlotLayout, topic string, key, value []byte) (*kgo.Record, error) {
+	e, err := topics.Decode(value)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := topics.Lookup(topic)
+	if !ok || t.Partitioning != topics.BySlot {
+		return kafka.NewRecord(topic, key, e)
+	}
+	slot, err := topics.ParseSlotKey(key)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := layouts[t.Layout]
+	if !ok {
+		if l, err = o.Layout(ctx, t.Layout); err != nil {
+			return nil, fmt.Errorf("read layout of %s: %w", t.Layout, err)
+		}
+		layouts[t.Layout] = l
+	}
+	return kafka.NewSlotRecord(topic, l, slot, e)
+}
