@@ -2,6 +2,8 @@ package ingress
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -60,10 +62,16 @@ func NewBeaconClient(url string, timeout time.Duration) (Beacon, error) {
 func NewDevBeacon(pool *pgxpool.Pool) Beacon { return beacon.NewDev(pool) }
 
 // ServeValidators mounts the validator routes (register, verify/batch,
-// deregister) on the ingress, checking keys against b.
-func (s *Service) ServeValidators(pool *pgxpool.Pool, b Beacon, dbErr func() error) {
-	validators.New(s.cfg.Environment.ChainID, pool, b).
+// deregister) on the ingress, checking keys against b. Registration
+// changes are published on the validators topic through the outbox, so
+// the service needs Kafka.
+func (s *Service) ServeValidators(pool *pgxpool.Pool, b Beacon, dbErr func() error, log *slog.Logger) error {
+	if s.outbox == nil {
+		return errors.New("ingress: validator routes need Kafka for their records")
+	}
+	validators.New(s.cfg.Environment.ChainID, pool, b, s.outbox, log).
 		Register(s.engine, auth.Bearer(s.verifier), httpx.Needs("postgres", dbErr))
+	return nil
 }
 
 // Clock is a running slot clock.
@@ -105,10 +113,13 @@ func RegisterDevValidator(ctx context.Context, pool *pgxpool.Pool, chainID int64
 		return "", fmt.Errorf("dev validator: %w", err)
 	}
 	pubkey, sig := validators.Sign(sk, chainID, addr)
-	_, err = pool.Exec(ctx, `
-		INSERT INTO validators (pubkey, user_id, validator_index, signature) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (pubkey) DO NOTHING`, pubkey, userID, int64(beacon.DevIndex(pubkey)), sig)
+	rawSig, err := hex.DecodeString(strings.TrimPrefix(sig, "0x"))
 	if err != nil {
+		return "", fmt.Errorf("dev validator: %w", err)
+	}
+	// The outbox relay publishes the registration record.
+	reg := topics.ValidatorRegistered{Pubkey: pubkey, UserID: userID, Address: address, ValidatorIndex: beacon.DevIndex(pubkey)}
+	if _, _, err := validators.Insert(ctx, pool, reg, rawSig); err != nil {
 		return "", fmt.Errorf("dev validator: register: %w", err)
 	}
 	return pubkey, nil

@@ -46,8 +46,9 @@ const (
 	TypePositionChanged   = "account.position_changed"
 
 	// Validator facts on Validators.
-	TypeValidatorRegistered = "validator.registered"
-	TypeProposerDuty        = "validator.proposer_duty"
+	TypeValidatorRegistered   = "validator.registered"
+	TypeValidatorDeregistered = "validator.deregistered"
+	TypeProposerDuty          = "validator.proposer_duty"
 
 	// Private orderflow.
 	TypeOrderflowTx               = "orderflow.tx"
@@ -104,6 +105,7 @@ func MessageTypes() []MessageType {
 		{TypeTransactionPosted, AccountEvents, "settler", "an account transaction (ledger entry) was posted"},
 		{TypePositionChanged, AccountEvents, "settler", "a position of an account in a market changed (quantity, locked, available, expired after the change)"},
 		{TypeValidatorRegistered, Validators, "ingress", "a user registered a validator as theirs, so its slots can be sold"},
+		{TypeValidatorDeregistered, Validators, "ingress", "a user removed a validator's registration; slots it proposes open no new markets"},
 		{TypeProposerDuty, Validators, "ingress", "the beacon chain assigned a slot to a registered validator"},
 		{TypeOrderflowTx, OrderflowTxs, "ingress", "an originator submitted a signed transaction; carries the raw and the decoded form"},
 		{TypeOrderflowOriginatorBundle, OrderflowBundles, "ingress", "an originator submitted a bundle"},

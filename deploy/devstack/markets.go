@@ -68,7 +68,9 @@ func storedGenesis(path string, now time.Time) (time.Time, error) {
 func (s *Stack) buildMarkets(ctx context.Context) error {
 	env := s.cfg.Environment
 	s.beacon = ingress.NewDevBeacon(s.pool)
-	s.ingress.ServeValidators(s.pool, s.beacon, func() error { return s.monitor.Err("postgres") })
+	if err := s.ingress.ServeValidators(s.pool, s.beacon, func() error { return s.monitor.Err("postgres") }, s.log.With("service", "validators")); err != nil {
+		return err
+	}
 	if s.cfg.DemoValidator {
 		pk, err := ingress.RegisterDevValidator(ctx, s.pool, env.ChainID, DemoUserAddress, []byte(DemoValidatorSeed))
 		if err != nil {

@@ -111,7 +111,9 @@ func markets(p *process.Process, r *config.Reader, svc *ingress.Service) (func(c
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	svc.ServeValidators(p.Pool, b, p.DBErr)
+	if err := svc.ServeValidators(p.Pool, b, p.DBErr, p.Log.With("component", "validators")); err != nil {
+		return nil, err
+	}
 	if r.String("SLOT_CLOCK", "true") == "false" {
 		return nil, nil
 	}

@@ -166,13 +166,11 @@ func (c *Clock) Advance(ctx context.Context, now time.Time) error {
 	evs = append(evs, c.events(c.done, now)...)
 	var recs []*kgo.Record
 	for _, ev := range evs {
-		r, err := c.record(ctx, ev, now)
+		rs, err := c.records(ctx, ev, now)
 		if err != nil {
 			return err
 		}
-		if r != nil {
-			recs = append(recs, r)
-		}
+		recs = append(recs, rs...)
 	}
 	if len(recs) > 0 {
 		if err := c.out.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -214,38 +212,59 @@ func (c *Clock) retryable(now time.Time) []event {
 	return out
 }
 
-// record returns the record of ev, or nil when ev publishes nothing (no
-// registered proposer, trading already closed, seller not known yet).
-func (c *Clock) record(ctx context.Context, ev event, now time.Time) (*kgo.Record, error) {
-	var env topics.Envelope
-	var err error
-	if ev.family != "" {
-		k := openKey{ev.slot, ev.family}
-		delete(c.pending, k)
-		if !now.Before(c.cfg.Env.Times(ev.slot).Maturity) {
-			return nil, nil
+// records returns the records of ev: none when ev publishes nothing (no
+// registered proposer, trading already closed, seller not known yet), the
+// market open or tick on the slot's orders partition, and with the
+// whole-block open, the slot's proposer duty on the validators topic.
+func (c *Clock) records(ctx context.Context, ev event, now time.Time) ([]*kgo.Record, error) {
+	if ev.family == "" {
+		env, err := topics.ClockTick{Slot: ev.slot, Kind: ev.tick}.Envelope(ev.at)
+		if err != nil {
+			return nil, fmt.Errorf("slot clock: %w", err)
 		}
-		seller, ok, serr := c.sellers.Seller(ctx, ev.slot)
-		if serr != nil {
-			c.cfg.Logger.Debug("slot clock: seller not known yet", "slot", ev.slot, "family", ev.family, "error", serr)
-			c.pending[k] = ev
-			return nil, nil
-		}
-		if !ok {
-			return nil, nil
-		}
-		env, err = c.marketOpen(ev, seller).Envelope(ev.at)
-	} else {
-		env, err = topics.ClockTick{Slot: ev.slot, Kind: ev.tick}.Envelope(ev.at)
+		return c.ordersRecord(ev.slot, env)
 	}
+	k := openKey{ev.slot, ev.family}
+	delete(c.pending, k)
+	if !now.Before(c.cfg.Env.Times(ev.slot).Maturity) {
+		return nil, nil
+	}
+	seller, ok, err := c.sellers.Seller(ctx, ev.slot)
+	if err != nil {
+		c.cfg.Logger.Debug("slot clock: seller not known yet", "slot", ev.slot, "family", ev.family, "error", err)
+		c.pending[k] = ev
+		return nil, nil
+	}
+	if !ok {
+		return nil, nil
+	}
+	env, err := c.marketOpen(ev, seller).Envelope(ev.at)
 	if err != nil {
 		return nil, fmt.Errorf("slot clock: %w", err)
 	}
-	r, err := kafka.NewSlotRecord(topics.Orders, c.layout, ev.slot, env)
+	recs, err := c.ordersRecord(ev.slot, env)
+	if err != nil || ev.family != topics.WholeBlock {
+		return recs, err
+	}
+	duty := topics.ProposerDuty{Slot: ev.slot, Epoch: ev.slot / environment.SlotsPerEpoch,
+		Pubkey: seller.Pubkey, UserID: seller.UserID, AccountID: seller.AccountID}
+	if env, err = duty.Envelope(ev.at); err != nil {
+		return nil, fmt.Errorf("slot clock: %w", err)
+	}
+	r, err := kafka.NewRecord(topics.Validators, []byte(seller.Pubkey), env)
 	if err != nil {
 		return nil, fmt.Errorf("slot clock: %w", err)
 	}
-	return r, nil
+	return append(recs, r), nil
+}
+
+// ordersRecord puts env on slot's partition of the orders topic.
+func (c *Clock) ordersRecord(slot uint64, env topics.Envelope) ([]*kgo.Record, error) {
+	r, err := kafka.NewSlotRecord(topics.Orders, c.layout, slot, env)
+	if err != nil {
+		return nil, fmt.Errorf("slot clock: %w", err)
+	}
+	return []*kgo.Record{r}, nil
 }
 
 func (c *Clock) marketOpen(ev event, s Seller) topics.MarketOpen {

@@ -3,6 +3,8 @@ package clock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,7 +52,7 @@ func (evenSlots) Seller(_ context.Context, slot uint64) (Seller, bool, error) {
 	if slot%2 == 1 {
 		return Seller{}, false, nil
 	}
-	return Seller{UserID: 7, AccountID: 70, CollateralPerSlot: "1.5"}, true, nil
+	return Seller{UserID: 7, AccountID: 70, Pubkey: "0xb1", CollateralPerSlot: "1.5"}, true, nil
 }
 
 var genesis = time.Unix(1_700_000_000, 0)
@@ -80,10 +82,19 @@ func TestEventsOfASlotFollowDecisions(t *testing.T) {
 		}
 	}
 	at := map[string]int64{}
+	var duties []topics.ProposerDuty
 	for _, rec := range out.recs {
 		e, _ := kafka.DecodeRecord(rec)
 		at[e.ID] = e.Time
-		if rec.Partition != int32(slotOf(t, rec)%16) {
+		if rec.Topic == topics.Validators {
+			d, err := topics.DecodeProposerDuty(e)
+			if err != nil || string(rec.Key) != d.Pubkey {
+				t.Fatalf("duty %+v key %s: %v", d, rec.Key, err)
+			}
+			duties = append(duties, d)
+			continue
+		}
+		if rec.Topic != topics.Orders || rec.Partition != int32(slotOf(t, rec)%16) {
 			t.Fatalf("%s on partition %d", e.ID, rec.Partition)
 		}
 	}
@@ -110,6 +121,29 @@ func TestEventsOfASlotFollowDecisions(t *testing.T) {
 	}
 	if _, ok := at["market_open:165:wholeblock"]; ok {
 		t.Error("slot 165 has no registered proposer but its market opened")
+	}
+	// The proposer duty goes with each whole-block open, once per sold
+	// slot, at the open's time.
+	wantDuty := topics.ProposerDuty{Slot: 164, Epoch: 5, Pubkey: "0xb1", UserID: 7, AccountID: 70}
+	if duties[0] != wantDuty || at["proposer_duty:164"] != ms(0) {
+		t.Errorf("first duty %+v at %d, want %+v at %d", duties[0], at["proposer_duty:164"], wantDuty, ms(0))
+	}
+	opens := 0
+	for id := range at {
+		if strings.HasSuffix(id, ":wholeblock") {
+			opens++
+		}
+	}
+	seen := map[uint64]bool{}
+	for _, d := range duties {
+		open, ok := at[fmt.Sprintf("market_open:%d:wholeblock", d.Slot)]
+		if d.Slot%2 == 1 || seen[d.Slot] || !ok || open != at[fmt.Sprintf("proposer_duty:%d", d.Slot)] {
+			t.Errorf("duty %+v: odd slot, repeated, or not at its market's open", d)
+		}
+		seen[d.Slot] = true
+	}
+	if len(duties) != opens {
+		t.Errorf("%d duties for %d whole-block opens", len(duties), opens)
 	}
 }
 

@@ -11,13 +11,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/ingress/internal/beacon"
+	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
 
 // Registration result codes (decisions.md "Status values").
@@ -36,18 +40,28 @@ type Beacon interface {
 	Validator(ctx context.Context, pubkey string) (beacon.Validator, bool, error)
 }
 
-// Service serves the validator mutations.
+// Publisher sends committed outbox rows; *outbox.Outbox is one.
+type Publisher interface {
+	Publish(ctx context.Context, ps []outbox.Pending) error
+}
+
+// Service serves the validator mutations. Each registration change is
+// stored with the outbox row of its record on the validators topic, and
+// published after commit (the outbox relay delivers what a failed publish
+// left behind).
 type Service struct {
 	chainID int64
 	pool    *pgxpool.Pool
 	beacon  Beacon
+	out     Publisher
+	log     *slog.Logger
 	// caller returns the verified claims of the request (tests replace it).
 	caller func(*gin.Context) *auth.Claims
 }
 
 // New returns the service for the environment's chain.
-func New(chainID int64, pool *pgxpool.Pool, b Beacon) *Service {
-	return &Service{chainID: chainID, pool: pool, beacon: b, caller: auth.FromContext}
+func New(chainID int64, pool *pgxpool.Pool, b Beacon, out Publisher, log *slog.Logger) *Service {
+	return &Service{chainID: chainID, pool: pool, beacon: b, out: out, log: log, caller: auth.FromContext}
 }
 
 // Register mounts POST register, verify/batch and deregister behind the
@@ -95,11 +109,20 @@ func (s *Service) handle(register bool) gin.HandlerFunc {
 			return
 		}
 		results := make([]Result, len(items))
+		var stored []outbox.Pending
 		for i, it := range items {
-			if results[i], err = s.check(c, claims.User.UserID, addr, it, register); err != nil {
-				httpx.Fail(c, err)
+			var p *outbox.Pending
+			if results[i], p, err = s.check(c, claims.User, addr, it, register); err != nil {
+				httpx.Fail(c, errors.Join(err, s.out.Publish(c, stored)))
 				return
 			}
+			if p != nil {
+				stored = append(stored, *p)
+			}
+		}
+		if err := s.out.Publish(c, stored); err != nil {
+			// Registered and durable; the relay publishes the records.
+			s.log.Warn("validator records left to the outbox relay", "error", err)
 		}
 		httpx.OK(c, gin.H{"results": results})
 	}
@@ -147,46 +170,50 @@ func decodeItems(c *gin.Context) ([]parsed, error) {
 
 // check decides one item: signature first (local), then an existing
 // registration, then the beacon chain; register also stores it.
-func (s *Service) check(ctx context.Context, userID int64, addr [20]byte, it parsed, register bool) (Result, error) {
-	r := Result{Pubkey: it.Pubkey}
+// check verifies one item and, when registering, stores it; p is the
+// outbox row of a stored registration.
+func (s *Service) check(ctx context.Context, user auth.TokenUser, addr [20]byte, it parsed, register bool) (r Result, p *outbox.Pending, err error) {
+	r = Result{Pubkey: it.Pubkey}
 	if !verify(it.key, it.sig, Message(s.chainID, addr)) {
 		r.Result, r.Message = ResultInvalidSignature, "signature does not verify for this key and the caller's address"
-		return r, nil
+		return r, nil, nil
 	}
 	owner, err := ownerOf(ctx, s.pool, it.Pubkey)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	if owner != 0 {
 		r.Result, r.Message = ResultAlreadyRegistered, "validator is already registered"
-		return r, nil
+		return r, nil, nil
 	}
 	v, found, err := s.beacon.Validator(ctx, it.Pubkey)
 	if err != nil {
 		if errors.Is(err, beacon.ErrUnavailable) {
-			return r, fmt.Errorf("look up validator: %w: %v", httpx.ErrUnavailable, err)
+			return r, nil, fmt.Errorf("look up validator: %w: %v", httpx.ErrUnavailable, err)
 		}
-		return r, fmt.Errorf("look up validator: %w", err)
+		return r, nil, fmt.Errorf("look up validator: %w", err)
 	}
 	if !found {
 		r.Result, r.Message = ResultNotFound, "the beacon chain does not know this validator"
-		return r, nil
+		return r, nil, nil
 	}
 	r.ValidatorIndex = &v.Index
 	if !register {
 		r.Message = "signature verifies; the validator can be registered"
-		return r, nil
+		return r, nil, nil
 	}
-	inserted, err := insert(ctx, s.pool, userID, it, v.Index)
+	reg := topics.ValidatorRegistered{Pubkey: it.Pubkey, UserID: user.UserID, Address: strings.ToLower(user.Address),
+		ValidatorIndex: v.Index, ValidatorType: it.ValidatorType}
+	stored, inserted, err := Insert(ctx, s.pool, reg, it.sig)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	if !inserted {
 		r.Result, r.Message = ResultAlreadyRegistered, "validator is already registered"
-		return r, nil
+		return r, nil, nil
 	}
 	r.Message = "registered"
-	return r, nil
+	return r, &stored, nil
 }
 
 func (s *Service) deregister(c *gin.Context) {
@@ -210,18 +237,25 @@ func (s *Service) deregister(c *gin.Context) {
 		}
 		keys[i] = pk
 	}
-	userID := s.caller(c).User.UserID
+	user := s.caller(c).User
 	results := make([]Result, len(keys))
+	var stored []outbox.Pending
 	for i, k := range keys {
-		removed, err := remove(c, s.pool, userID, k)
+		p, removed, err := remove(c, s.pool, user.UserID, strings.ToLower(user.Address), k)
 		if err != nil {
-			httpx.Fail(c, err)
+			httpx.Fail(c, errors.Join(err, s.out.Publish(c, stored)))
 			return
+		}
+		if removed {
+			stored = append(stored, p)
 		}
 		results[i] = Result{Pubkey: k, Result: ResultOK, Message: "deregistered"}
 		if !removed {
 			results[i].Result, results[i].Message = ResultNotFound, "no validator with this key is registered to the caller"
 		}
+	}
+	if err := s.out.Publish(c, stored); err != nil {
+		s.log.Warn("validator records left to the outbox relay", "error", err)
 	}
 	httpx.OK(c, gin.H{"results": results})
 }

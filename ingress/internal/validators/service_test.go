@@ -8,15 +8,21 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/beacon"
+	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -77,7 +83,13 @@ func TestRegistration(t *testing.T) {
 	bob := newUser(t, pool, "0x0000000000000000000000000000000000000b0b")
 	k1, k2, k3 := key(t, 1), key(t, 2), key(t, 3)
 	unknownPK, unknownSig := k3(alice.addr)
-	svc := New(chainID, pool, knownKeys{unknown: unknownPK})
+	brokers := startBroker(t)
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	svc := New(chainID, pool, knownKeys{unknown: unknownPK}, outbox.New(pool, cl, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler))
 	as := map[int64]string{alice.id: alice.addr, bob.id: bob.addr}
 	var current int64
 	svc.caller = func(*gin.Context) *auth.Claims {
@@ -146,6 +158,87 @@ func TestRegistration(t *testing.T) {
 	var owner int64
 	if err := pool.QueryRow(t.Context(), `SELECT user_id FROM validators WHERE pubkey = $1`, pk1).Scan(&owner); err != nil || owner != bob.id {
 		t.Fatalf("owner %d (%v), want bob %d", owner, err, bob.id)
+	}
+
+	// Every change of a registration is on the validators topic, keyed by
+	// the key, in order; refused items wrote nothing.
+	type change struct {
+		typ  string
+		user int64
+		addr string
+	}
+	want := []change{
+		{topics.TypeValidatorRegistered, alice.id, alice.addr},
+		{topics.TypeValidatorDeregistered, alice.id, alice.addr},
+		{topics.TypeValidatorRegistered, bob.id, bob.addr},
+	}
+	recs := readAll(t, brokers, len(want))
+	ids := map[string]bool{}
+	for i, r := range recs {
+		e, err := kafka.DecodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := topics.DecodeValidatorRegistered(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (change{e.Type, v.UserID, v.Address}); got != want[i] || string(r.Key) != pk1 || v.Pubkey != pk1 || v.ValidatorIndex != 42 {
+			t.Errorf("record %d: %+v key %s, want %+v of %s", i, v, r.Key, want[i], pk1)
+		}
+		if ids[e.ID] {
+			t.Errorf("record %d repeats id %s", i, e.ID)
+		}
+		ids[e.ID] = true
+	}
+	var left int
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d outbox rows left after publishing (%v)", left, err)
+	}
+}
+
+func startBroker(t *testing.T) []string {
+	t.Helper()
+	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Addrs()
+}
+
+// readAll reads the validators topic until it has n records, and a little
+// longer to see that there are no more.
+func readAll(t *testing.T, brokers []string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topics.Validators))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			if len(out) < n {
+				t.Fatalf("%d validator records, want %d", len(out), n)
+			}
+			return out
+		}
+		out = append(out, fs.Records()...)
+		if len(out) > n {
+			t.Fatalf("%d validator records, want %d", len(out), n)
+		}
 	}
 }
 
