@@ -24,7 +24,7 @@ type Feed struct {
 var wanted = map[string]bool{
 	topics.TypeMarketOpen: true, topics.TypeMarketStatus: true, topics.TypeTradeExecuted: true,
 	topics.TypeOrderAccepted: true, topics.TypeOrderFilled: true, topics.TypeOrderCancelled: true,
-	topics.TypeOrderExpired: true, topics.TypeOrderRejected: true,
+	topics.TypeOrderExpired: true, topics.TypeOrderRejected: true, topics.TypeCancelRejected: true,
 }
 
 // NewFeed reads orders, order-events and fills from the first record
@@ -44,7 +44,9 @@ func NewFeed(cfg kafka.Config, since time.Time, model *Model, log *slog.Logger) 
 	return &Feed{cl: cl, model: model, log: log}, nil
 }
 
-// Run applies records until ctx ends, then closes the client.
+// Run applies records until ctx ends, then closes the client. After each
+// poll it flushes the model, so held book changes go out without waiting
+// for the market's next input.
 func (f *Feed) Run(ctx context.Context) error {
 	defer f.cl.Close()
 	for {
@@ -56,6 +58,7 @@ func (f *Feed) Run(ctx context.Context) error {
 			f.log.Warn("market feed: fetch", "topic", topic, "partition", p, "error", err)
 		})
 		fetches.EachRecord(f.apply)
+		f.model.Flush()
 	}
 }
 
