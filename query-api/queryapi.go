@@ -22,6 +22,7 @@ import (
 	"blockspace.exchange/query-api/internal/funding"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/reference"
+	"blockspace.exchange/query-api/internal/trading"
 	"blockspace.exchange/query-api/internal/user"
 	"blockspace.exchange/query-api/internal/validators"
 )
@@ -96,6 +97,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
 	funding.New(deps.Pool, cfg.Environment.ChainID).Register(engine, auth.Bearer(s.keys), needsDB)
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
+	trading.New(deps.Pool).Register(engine, auth.Bearer(s.keys), needsDB)
 	if err := s.serveMarkets(engine, deps.Logger); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func get(t *testing.T, h http.Handler, path string) reply {
 	return r
 }
 
-func newService(t *testing.T, envName, contract string, dbErr func() error) (*Service, *pgxpool.Pool) {
+func newService(t testing.TB, envName, contract string, dbErr func() error) (*Service, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
 	env, err := environment.Lookup(envName)

@@ -25,7 +25,7 @@ type issuer struct {
 	kid  string
 }
 
-func newIssuer(t *testing.T, s *Service, pool *pgxpool.Pool) *issuer {
+func newIssuer(t testing.TB, s *Service, pool *pgxpool.Pool) *issuer {
 	t.Helper()
 	ctx := context.Background()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -50,7 +50,7 @@ type testUser struct {
 }
 
 // user inserts a user with its two accounts and signs a token for it.
-func (is *issuer) user(t *testing.T, addr string) testUser {
+func (is *issuer) user(t testing.TB, addr string) testUser {
 	t.Helper()
 	ctx := context.Background()
 	var u testUser

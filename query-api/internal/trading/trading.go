@@ -1,0 +1,79 @@
+// Package trading serves the trading reads of both market families from
+// the tables the settler writes (orders, trades, positions): the public
+// listings of a market, which never show who traded, and the caller's own
+// orders and trades across its accounts.
+package trading
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/topics"
+)
+
+// Page sizes of every trading list (interface.md "Limits": default 10).
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+)
+
+// Order statuses as SQL lists (decisions.md "Status values"). They are
+// literal SQL, never parameters, so that the planner can use the partial
+// indexes whose predicate is the live list (orders_live,
+// orders_account_live).
+const (
+	// liveStatuses are orders that may still trade: pending, on book,
+	// partially filled.
+	liveStatuses = "(0, 1, 13)"
+	// finalStatuses are orders that are over: done, cancelled by the user
+	// or the system, expired, error.
+	finalStatuses = "(10, 11, 12, 14, 99)"
+)
+
+// familySpan is the width of a family's range of market ids: a family's
+// markets are base + slot with slot below 10^12 (decisions.md
+// "Identifiers", topics.MarketID).
+const familySpan = 1_000_000_000_000
+
+// family is one market family as the reads see it.
+type family struct {
+	name       topics.Family
+	prefix     string // instrument id prefix, ETH-WB- or ETH-PC-
+	minMarket  int64  // lowest and highest market id of the family
+	maxMarket  int64
+	withBlocks bool // whole-block trades carry preconfQuantity
+}
+
+func newFamily(f topics.Family) family {
+	base := topics.MarketID(f, 0)
+	return family{
+		name: f, prefix: strings.TrimSuffix(topics.InstrumentID(f, 0), "0"),
+		minMarket: base, maxMarket: base + familySpan - 1, withBlocks: f == topics.WholeBlock,
+	}
+}
+
+// Reads serves the trading routes.
+type Reads struct {
+	pool *pgxpool.Pool
+}
+
+// New returns the reads over pool.
+func New(pool *pgxpool.Pool) *Reads { return &Reads{pool: pool} }
+
+// Register mounts the public reads of both families and the caller's own
+// reads behind bearer (the access-token check); needsDB answers 503 while
+// Postgres is down.
+func (r *Reads) Register(rt gin.IRouter, bearer, needsDB gin.HandlerFunc) {
+	for _, f := range []topics.Family{topics.WholeBlock, topics.InclusionPreconf} {
+		fam := newFamily(f)
+		public := rt.Group("/api/v1/p/"+string(f), needsDB)
+		public.GET("/orders", r.publicOrders(fam))
+		public.GET("/trades", r.publicTrades(fam))
+		public.GET("/positions", r.publicPositions(fam))
+		own := rt.Group("/api/v1/user/"+string(f), needsDB, bearer)
+		own.GET("/orders", r.ownOrders(fam))
+		own.GET("/trades", r.ownTrades(fam))
+	}
+}
