@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBundle$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefundQuery$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/trading/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy); done
