@@ -84,18 +84,21 @@ func (r *Reads) publicTrades(fam family) gin.HandlerFunc {
 	}
 }
 
+// ownTradeColumns are the columns of a trade its parties see.
+const ownTradeColumns = tradeColumns + `, t.taker_order_id, t.maker_order_id, t.buyer_fee, t.seller_fee`
+
 // ownTradesSQL reads the caller's trades of the family, newest first:
 // for each of the caller's accounts the page of trades it bought in
 // (trades_buyer) and the page it sold in (trades_seller), merged. A trade
 // between two of the caller's accounts is listed once, as a buy.
 const ownTradesSQL = `SELECT ` + tradeColumns + `, t.account_id, t.bought, t.taker_order_id, t.maker_order_id, t.buyer_fee, t.seller_fee
 	FROM accounts a CROSS JOIN LATERAL (
-		(SELECT t.*, a.account_id, true AS bought FROM trades t
+		(SELECT ` + ownTradeColumns + `, a.account_id, true AS bought FROM trades t
 		 WHERE t.buyer_account_id = a.account_id AND t.trade_id <= $2
 		   AND t.market_id BETWEEN $3 AND $4 AND ($5 = '' OR t.instrument_id = $5)
 		 ORDER BY t.trade_id DESC LIMIT $6)
 		UNION ALL
-		(SELECT t.*, a.account_id, false FROM trades t
+		(SELECT ` + ownTradeColumns + `, a.account_id, false FROM trades t
 		 WHERE t.seller_account_id = a.account_id AND t.trade_id <= $2
 		   AND t.market_id BETWEEN $3 AND $4 AND ($5 = '' OR t.instrument_id = $5)
 		   AND t.buyer_account_id NOT IN (SELECT account_id FROM accounts WHERE user_id = $1)
