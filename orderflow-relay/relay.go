@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/orderflow-relay/internal/builders"
@@ -24,6 +25,9 @@ import (
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
 )
+
+// ForwardConfig tunes the forwarding to builders.
+type ForwardConfig = builders.Config
 
 // Chain is the node the relay follows (an ethclient.Client in production).
 type Chain = chainwatch.Chain
@@ -35,7 +39,12 @@ type Config struct {
 	PayerKey    *ecdsa.PrivateKey // REFUND_PAYER_KEY: pays refunds; nil leaves them pending
 	KeyTTL      time.Duration     // how long a looked-up API key is trusted (500ms)
 	Stream      stream.Config
-	ChainPoll   time.Duration // how often the chain head is read (250ms)
+	Forward     ForwardConfig // BUILDER_BATCH, BACKRUN_WAIT
+	ChainPoll   time.Duration // CHAIN_POLL: how often the chain head is read (250ms)
+	// RefundConfirmations (REFUND_CONFIRMATIONS, 2) is how many blocks
+	// must follow a backrun's block before its refund is paid, so a
+	// reorganised block pays nothing.
+	RefundConfirmations uint64
 }
 
 // Deps are what the caller owns.
@@ -57,14 +66,21 @@ type Service struct {
 	fwdCl    *kgo.Client
 }
 
-// New builds the relay and its Kafka clients.
-func New(cfg Config, deps Deps) (*Service, error) {
+// New builds the relay and its Kafka clients. The searcher stream starts
+// at the orderflow topics' end offsets as of this call: every submission
+// acknowledged after New returns reaches the sockets.
+func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub()}
 	var err error
 	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay"}, kgo.ProducerLinger(0)); err != nil {
 		return nil, err
 	}
-	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed"}, stream.ClientOpts()...); err != nil {
+	ends, err := stream.StartOffsets(ctx, kadm.NewClient(s.producer))
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed"}, stream.ClientOpts(ends)...); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -91,14 +107,11 @@ func (s *Service) Run(ctx context.Context) error {
 	log := s.deps.Logger
 	wg.Go(func() { _ = stream.NewFeed(s.hub, log).Run(ctx, s.feedCl) })
 	wg.Go(func() { _ = s.ws.Run(ctx) })
-	var clients []builders.Client
-	for _, u := range s.cfg.BuilderURLs {
-		clients = append(clients, builders.Client{URL: u})
-	}
-	wg.Go(func() { _ = builders.NewForwarder(s.deps.Pool, clients, s.producer, log).Run(ctx, s.fwdCl) })
+	fwd := builders.NewForwarder(s.cfg.Forward, s.deps.Pool, s.cfg.BuilderURLs, s.producer, log)
+	wg.Go(func() { _ = fwd.Run(ctx, s.fwdCl) })
 	if s.deps.Chain != nil {
-		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll},
-			s.deps.Chain, s.deps.Pool, s.producer, log)
+		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
+			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, s.producer, log)
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	wg.Wait()

@@ -1,6 +1,7 @@
 package devchain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,18 +11,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Builder is the dev builder: eth_sendBundle and eth_cancelBundle over
-// HTTP JSON-RPC. Before each block it sends the pending bundles' signed
-// transactions to the chain, larger bundles first (a backrun carries its
-// originator transaction, so it wins over the transaction alone), and
-// skips transactions the block already has. A bundle waits Hold before it
-// is eligible, as a real builder's auction gives searchers time to
-// backrun. Replacement by replacementUuid keeps the latest bundle.
+// HTTP JSON-RPC, one request or a batch (a JSON array of requests). Before
+// each block it sends the pending bundles' signed transactions to the
+// chain, larger bundles first (a backrun carries its originator
+// transaction, so it wins over the transaction alone), and skips
+// transactions the block already has. A bundle waits Hold before it is
+// eligible, as a real builder's auction gives searchers time to backrun.
+// Replacement by replacementUuid keeps the latest bundle. evm_mine makes a
+// block at once with every pending bundle, held or not: tests and scripts
+// that run the chain without automatic blocks decide when the auction
+// closes.
 type Builder struct {
 	chain *Chain
 	log   *slog.Logger
@@ -44,17 +50,47 @@ func NewBuilder(chain *Chain, log *slog.Logger) *Builder {
 	return &Builder{chain: chain, log: log, Hold: 300 * time.Millisecond}
 }
 
-// ServeHTTP answers the builder's JSON-RPC.
+// rpcRequest is one JSON-RPC request to the builder.
+type rpcRequest struct {
+	ID     json.RawMessage   `json:"id"`
+	Method string            `json:"method"`
+	Params []json.RawMessage `json:"params"`
+}
+
+// ServeHTTP answers the builder's JSON-RPC: one request object, or a batch
+// answered with an array in the same order.
 func (b *Builder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		ID     json.RawMessage   `json:"id"`
-		Method string            `json:"method"`
-		Params []json.RawMessage `json:"params"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	if err := json.Unmarshal(body, &req); err != nil || len(req.Params) != 1 {
-		writeRPC(w, req.ID, nil, "invalid request")
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	body = bytes.TrimLeft(body, " \t\r\n")
+	w.Header().Set("Content-Type", "application/json")
+	if len(body) > 0 && body[0] == '[' {
+		var reqs []rpcRequest
+		if err := json.Unmarshal(body, &reqs); err != nil || len(reqs) == 0 {
+			_ = json.NewEncoder(w).Encode(rpcResponse(nil, nil, "invalid batch request"))
+			return
+		}
+		out := make([]map[string]any, len(reqs))
+		for i, req := range reqs {
+			out[i] = b.answer(r.Context(), req)
+		}
+		_ = json.NewEncoder(w).Encode(out)
 		return
+	}
+	var req rpcRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		_ = json.NewEncoder(w).Encode(rpcResponse(nil, nil, "invalid request"))
+		return
+	}
+	_ = json.NewEncoder(w).Encode(b.answer(r.Context(), req))
+}
+
+func (b *Builder) answer(ctx context.Context, req rpcRequest) map[string]any {
+	if req.Method == "evm_mine" {
+		hash := b.Mine(ctx)
+		return rpcResponse(req.ID, hash.Hex(), "")
+	}
+	if len(req.Params) != 1 {
+		return rpcResponse(req.ID, nil, "params must be an array of one element")
 	}
 	var p struct {
 		Txs             []string `json:"txs"`
@@ -65,16 +101,20 @@ func (b *Builder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "eth_sendBundle":
 		hash, err := b.add(p.Txs, p.ReplacementUUID)
 		if err != nil {
-			writeRPC(w, req.ID, nil, err.Error())
-			return
+			return rpcResponse(req.ID, nil, err.Error())
 		}
-		writeRPC(w, req.ID, map[string]string{"bundleHash": hash}, "")
+		return rpcResponse(req.ID, map[string]string{"bundleHash": hash}, "")
 	case "eth_cancelBundle":
 		b.cancel(p.ReplacementUUID)
-		writeRPC(w, req.ID, nil, "")
-	default:
-		writeRPC(w, req.ID, nil, "method not found")
+		return rpcResponse(req.ID, nil, "")
 	}
+	return rpcResponse(req.ID, nil, "method not found")
+}
+
+// Mine makes a block now with every pending bundle, whether or not it
+// waited Hold, and returns the block's hash.
+func (b *Builder) Mine(ctx context.Context) common.Hash {
+	return b.chain.MineWith(ctx, func(ctx context.Context) { b.include(ctx, 0) })
 }
 
 func (b *Builder) add(raws []string, uuid string) (string, error) {
@@ -119,13 +159,16 @@ func (b *Builder) dropGroup(uuid string) {
 	b.pending = kept
 }
 
-// Prepare sends the eligible bundles to the chain's pool; the chain calls
-// it under its lock right before a block.
-func (b *Builder) Prepare(ctx context.Context) {
+// Prepare sends the bundles that waited Hold to the chain's pool; the
+// chain calls it under its lock right before a block.
+func (b *Builder) Prepare(ctx context.Context) { b.include(ctx, b.Hold) }
+
+// include sends the bundles that waited at least hold to the chain's pool.
+func (b *Builder) include(ctx context.Context, hold time.Duration) {
 	b.mu.Lock()
 	var ready, later []*pendingBundle
 	for _, p := range b.pending {
-		if time.Since(p.arrived) >= b.Hold {
+		if time.Since(p.arrived) >= hold {
 			ready = append(ready, p)
 		} else {
 			later = append(later, p)
@@ -151,7 +194,7 @@ func (b *Builder) Prepare(ctx context.Context) {
 	}
 }
 
-func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, errMsg string) {
+func rpcResponse(id json.RawMessage, result any, errMsg string) map[string]any {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -161,6 +204,5 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, errMsg stri
 	} else {
 		resp["result"] = result
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(resp)
+	return resp
 }

@@ -108,9 +108,26 @@ func (c *Chain) Mine() common.Hash {
 	return c.backend.Commit()
 }
 
-// Run makes a block every interval until ctx ends; before each block it
-// calls prepare (the builder adds its bundles) under the chain's lock.
+// MineWith makes a block now: under the chain's lock it calls prepare
+// (the builder adds its bundles) and commits. It returns the new block's
+// hash.
+func (c *Chain) MineWith(ctx context.Context, prepare func(ctx context.Context)) common.Hash {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prepare != nil {
+		prepare(ctx)
+	}
+	return c.backend.Commit()
+}
+
+// Run makes a block every interval until ctx ends, each with MineWith.
+// An interval of 0 makes no block on its own: blocks are then made on
+// request only (Mine, MineWith, the dev builder's evm_mine).
 func (c *Chain) Run(ctx context.Context, interval time.Duration, prepare func(ctx context.Context)) error {
+	if interval <= 0 {
+		<-ctx.Done()
+		return nil
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -119,12 +136,7 @@ func (c *Chain) Run(ctx context.Context, interval time.Duration, prepare func(ct
 			return nil
 		case <-t.C:
 		}
-		c.mu.Lock()
-		if prepare != nil {
-			prepare(ctx)
-		}
-		c.backend.Commit()
-		c.mu.Unlock()
+		c.MineWith(ctx, prepare)
 	}
 }
 

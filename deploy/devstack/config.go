@@ -34,8 +34,10 @@ type Config struct {
 	SearcherAddr       string                  // SEARCHER_ADDR: searcher JSON-RPC and WebSocket {searcher_url} (127.0.0.1:8082)
 	OrderflowAddr      string                  // ORDERFLOW_ADDR: orderflow keys, tracking, refunds {orderflow_url} (127.0.0.1:8083)
 	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
-	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s)
+	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s; 0 = only on request, evm_mine)
 	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
+	RefundConfirms     uint64                  // REFUND_CONFIRMATIONS: blocks after a backrun's block before its refund is paid (1)
+	BuilderBatch       int                     // BUILDER_BATCH: bundles per request to the dev builder (100)
 	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
 	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
 	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
@@ -74,8 +76,10 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		SearcherAddr:       r.String("SEARCHER_ADDR", "127.0.0.1:8082"),
 		OrderflowAddr:      r.String("ORDERFLOW_ADDR", "127.0.0.1:8083"),
 		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
-		DevBlockInterval:   r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute),
+		DevBlockInterval:   readBlockInterval(r),
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
+		RefundConfirms:     uint64(r.Int("REFUND_CONFIRMATIONS", 1, 0, 1000)),
+		BuilderBatch:       r.Int("BUILDER_BATCH", 100, 1, 1000),
 		ChainAddr:          r.String("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
@@ -89,6 +93,15 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		cfg.DataDir = abs
 	}
 	return cfg, r.Err()
+}
+
+// readBlockInterval reads DEV_BLOCK_INTERVAL: 0 (no automatic blocks) or
+// 50ms to 1m.
+func readBlockInterval(r *config.Reader) time.Duration {
+	if r.String("DEV_BLOCK_INTERVAL", "") == "0" {
+		return 0
+	}
+	return r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute)
 }
 
 // readGenesis reads DEV_GENESIS as RFC 3339 or UNIX seconds.

@@ -53,9 +53,10 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.relay, err = relay.New(relay.Config{
+	p.relay, err = relay.New(ctx, relay.Config{
 		ChainID: p.chain.ChainID(), BuilderURLs: []string{"http://" + p.builderLn.Addr().String()},
-		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond,
+		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond, RefundConfirmations: s.cfg.RefundConfirms,
+		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
 	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package devstack
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -102,9 +101,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestOrderflowEndToEnd: an originator sends a transaction, a searcher
 // sees it decoded on its socket and backruns it, the dev builder includes
-// both, tracking shows INCLUDED, and the refund goes pending → confirmed.
+// both, tracking shows INCLUDED, and the refund goes pending → paid →
+// confirmed. The chain makes blocks only when the test asks (evm_mine), so
+// no step depends on how fast another one was: the block that includes
+// the backrun is made once the builder holds it.
 func TestOrderflowEndToEnd(t *testing.T) {
-	s := startStack(t, worldTempDir(t))
+	s := startStackWith(t, worldTempDir(t), map[string]string{"DEV_BLOCK_INTERVAL": "0", "REFUND_CONFIRMATIONS": "1"})
 	defer s.stop()
 	a := s.Addresses().Orderflow
 	originatorKey, searcherKey := apiKey(t, a.Orderflow, 1), apiKey(t, a.Orderflow, 2)
@@ -162,19 +164,41 @@ func TestOrderflowEndToEnd(t *testing.T) {
 		t.Fatalf("sendBundle: %v", sent)
 	}
 
+	bundleStatus := func() string {
+		return getJSON(t, a.Orderflow+"/v1/bundle?hash="+bundleHash)["data"].(map[string]any)["status"].(string)
+	}
+	waitFor(t, "bundle FORWARDED", func() bool { return bundleStatus() == "FORWARDED" })
+	mine := func() {
+		t.Helper()
+		if st, out := postJSON(t, a.DevBuilder, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "evm_mine", "params": []any{}}, nil); st != 200 || out["result"] == nil {
+			t.Fatalf("evm_mine: %d %v", st, out)
+		}
+	}
+	mine()
 	waitFor(t, "tx INCLUDED", func() bool {
 		return getJSON(t, a.Orderflow+"/v1/tx/"+txHash)["data"].(map[string]any)["status"] == "INCLUDED"
 	})
-	waitFor(t, "bundle INCLUDED", func() bool {
-		return getJSON(t, a.Orderflow+"/v1/bundle?hash="+bundleHash)["data"].(map[string]any)["status"] == "INCLUDED"
-	})
-	waitFor(t, "refund CONFIRMED", func() bool {
+	waitFor(t, "bundle INCLUDED", func() bool { return bundleStatus() == "INCLUDED" })
+
+	refund := func(list string) map[string]any {
 		d := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/refunds")["data"].(map[string]any)
-		return len(d["confirmed"].([]any)) == 1
-	})
-	d := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/refunds")["data"].(map[string]any)
-	rf := d["confirmed"].([]any)[0].(map[string]any)
-	if rf["recipient"] != strings.ToLower(recipient.Hex()) || rf["percent"] != float64(50) || rf["amountWei"] == "0" {
+		if l := d[list].([]any); len(l) == 1 {
+			return l[0].(map[string]any)
+		}
+		return nil
+	}
+	// One confirmation is needed before the refund is paid: it stays
+	// PENDING until the next block.
+	waitFor(t, "refund PENDING", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PENDING" })
+	if rf := refund("pending"); rf["payoutTxHash"] != nil && rf["payoutTxHash"] != "" {
+		t.Fatalf("pending refund already paid: %v", rf)
+	}
+	mine()
+	waitFor(t, "refund PAID", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PAID" })
+	mine()
+	waitFor(t, "refund CONFIRMED", func() bool { return refund("confirmed") != nil })
+	rf := refund("confirmed")
+	if rf["recipient"] != strings.ToLower(recipient.Hex()) || rf["percent"] != float64(50) || rf["amountWei"] == "0" || rf["payoutTxHash"] == "" {
 		t.Fatalf("refund %v", rf)
 	}
 	owned := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/tx/"+txHash)["data"].(map[string]any)
@@ -185,17 +209,17 @@ func TestOrderflowEndToEnd(t *testing.T) {
 		t.Fatalf("another key read the tx: %v", other)
 	}
 
-	// Revoking the searcher's key closes its socket within a second.
+	// Revoking the searcher's key closes its socket (within a second; the
+	// deadline leaves room for a loaded machine).
 	status, _ = postJSON(t, a.Orderflow+"/v1/auth/api-keys/revoke", map[string]any{}, map[string]string{"Authorization": "Bearer " + searcherKey})
 	if status != 200 {
 		t.Fatalf("revoke: %d", status)
 	}
-	_ = ws.SetReadDeadline(time.Now().Add(time.Second))
+	_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
 	if _, _, err := ws.ReadMessage(); !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
 		t.Fatalf("socket after revoke: %v", err)
 	}
 	if st, _ := postJSON(t, a.Searcher+"/v1/"+searcherKey, rpc("eth_cancelBundle", map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}), nil); st != 401 {
 		t.Fatalf("revoked key answered %d", st)
 	}
-	fmt.Fprintln(io.Discard)
 }

@@ -26,6 +26,12 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		ChainID:     big.NewInt(p.Common.Environment.ChainID),
 		BuilderURLs: r.List("BUILDER_URLS"),
 		KeyTTL:      r.Duration("ORDERFLOW_KEY_TTL", 500*time.Millisecond, 10*time.Millisecond, time.Second),
+		Forward: relay.ForwardConfig{
+			Batch:       r.Int("BUILDER_BATCH", 1, 1, 1000),
+			BackrunWait: r.Duration("BACKRUN_WAIT", 10*time.Second, 100*time.Millisecond, 5*time.Minute),
+		},
+		ChainPoll:           r.Duration("CHAIN_POLL", 250*time.Millisecond, 10*time.Millisecond, time.Minute),
+		RefundConfirmations: uint64(r.Int("REFUND_CONFIRMATIONS", 2, 0, 1000)),
 	}
 	if k := r.String("REFUND_PAYER_KEY", ""); k != "" {
 		key, err := crypto.HexToECDSA(trim0x(k))
@@ -47,7 +53,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err := r.Err(); err != nil {
 		return nil, nil, err
 	}
-	svc, err := relay.New(cfg, deps)
+	svc, err := relay.New(ctx, cfg, deps)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -30,7 +32,17 @@ type Bundle struct {
 // Client calls one builder's JSON-RPC endpoint.
 type Client struct {
 	URL  string
-	HTTP *http.Client
+	HTTP *http.Client // nil: http.DefaultClient; the forwarder sets NewHTTPClient
+}
+
+// NewHTTPClient returns the HTTP client of the forwarder: it keeps up to
+// conns idle connections per builder, so the parallel sends reuse them
+// instead of opening a connection per call (http.DefaultClient keeps two).
+func NewHTTPClient(conns int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(conns, 2)
+	t.MaxIdleConns = 0 // no global cap: the per-host one bounds it
+	return &http.Client{Transport: t, Timeout: 10 * time.Second}
 }
 
 // SendBundle sends b and returns the builder's bundle hash.
@@ -44,42 +56,87 @@ func (c Client) SendBundle(ctx context.Context, b Bundle) (string, error) {
 	return out.BundleHash, nil
 }
 
+// SendBundles sends bs in one JSON-RPC batch request (an array of
+// eth_sendBundle calls) and returns one error per bundle, nil where the
+// builder accepted it. A builder that answers the batch with anything but
+// an array of responses fails every bundle of it.
+func (c Client) SendBundles(ctx context.Context, bs []Bundle) []error {
+	errs := make([]error, len(bs))
+	if len(bs) == 1 {
+		_, errs[0] = c.SendBundle(ctx, bs[0])
+		return errs
+	}
+	reqs := make([]rpcRequest, len(bs))
+	for i, b := range bs {
+		reqs[i] = rpcRequest{JSONRPC: "2.0", ID: i, Method: "eth_sendBundle", Params: []any{b}}
+	}
+	raw, status, err := c.post(ctx, reqs)
+	var resps []rpcResponse
+	if err == nil {
+		if err = json.Unmarshal(raw, &resps); err != nil {
+			err = fmt.Errorf("eth_sendBundle batch to %s: HTTP %d, not a JSON-RPC batch response: %w", c.URL, status, err)
+		}
+	}
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	answered := make([]bool, len(bs))
+	for _, r := range resps {
+		i, ok := batchIndex(r.ID, len(bs))
+		if !ok {
+			continue
+		}
+		answered[i] = true
+		if r.Error != nil {
+			errs[i] = fmt.Errorf("eth_sendBundle to %s: %d %s", c.URL, r.Error.Code, r.Error.Message)
+		}
+	}
+	for i, ok := range answered {
+		if !ok {
+			errs[i] = fmt.Errorf("eth_sendBundle to %s: no response for this bundle in the batch", c.URL)
+		}
+	}
+	return errs
+}
+
+// batchIndex reads the id of a batch response: the index of the request.
+func batchIndex(id json.RawMessage, n int) (int, bool) {
+	i, err := strconv.Atoi(string(id))
+	return i, err == nil && i >= 0 && i < n
+}
+
 // CancelBundle cancels a replacement group at the builder.
 func (c Client) CancelBundle(ctx context.Context, uuid string) error {
 	return c.call(ctx, "eth_cancelBundle", map[string]string{"replacementUuid": uuid}, nil)
 }
 
+type rpcRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int    `json:"id"`
+	Method  string `json:"method"`
+	Params  []any  `json:"params"`
+}
+
+type rpcResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
 func (c Client) call(ctx context.Context, method string, param, result any) error {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": []any{param}})
+	raw, status, err := c.post(ctx, rpcRequest{JSONRPC: "2.0", ID: 1, Method: method, Params: []any{param}})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", method, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s to %s: %w", method, c.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var rr struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var rr rpcResponse
 	if err := json.Unmarshal(raw, &rr); err != nil {
-		return fmt.Errorf("%s to %s: HTTP %d, not JSON-RPC: %w", method, c.URL, resp.StatusCode, err)
+		return fmt.Errorf("%s to %s: HTTP %d, not JSON-RPC: %w", method, c.URL, status, err)
 	}
 	if rr.Error != nil {
 		return fmt.Errorf("%s to %s: %d %s", method, c.URL, rr.Error.Code, rr.Error.Message)
@@ -88,4 +145,39 @@ func (c Client) call(ctx context.Context, method string, param, result any) erro
 		return json.Unmarshal(rr.Result, result)
 	}
 	return nil
+}
+
+// maxResponse bounds what is read of a builder's answer.
+const maxResponse = 4 << 20
+
+// post sends body as JSON and returns the response body and status.
+func (c Client) post(ctx context.Context, body any) ([]byte, int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(b))
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("to %s: %w", c.URL, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("to %s: read response: %w", c.URL, err)
+	}
+	if len(raw) > maxResponse {
+		return nil, resp.StatusCode, errors.New("to " + c.URL + ": response larger than 4 MiB")
+	}
+	return raw, resp.StatusCode, nil
 }

@@ -2,7 +2,6 @@ package builders
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,19 +36,57 @@ func ClientOpts() []kgo.Opt {
 	}
 }
 
-// Forwarder records and forwards orderflow.
+// Config tunes the forwarder.
+type Config struct {
+	// Parallel bounds the requests to builders in flight at once (32).
+	Parallel int
+	// Batch is how many bundles go to a builder in one JSON-RPC batch
+	// request (BUILDER_BATCH); 1 sends one eth_sendBundle per request, for
+	// builders that do not take batches (1).
+	Batch int
+	// BackrunWait is how long a backrun whose originator transaction is
+	// not stored yet waits for it before it fails (10s). The transaction
+	// is in the log before any searcher saw it, but another relay instance
+	// may consume its partition.
+	BackrunWait time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Parallel <= 0 {
+		c.Parallel = 32
+	}
+	if c.Batch <= 0 {
+		c.Batch = 1
+	}
+	if c.BackrunWait <= 0 {
+		c.BackrunWait = 10 * time.Second
+	}
+	return c
+}
+
+// Forwarder records and forwards orderflow. One goroutine runs it (Run);
+// waiting is only touched there.
 type Forwarder struct {
+	cfg      Config
 	pool     *pgxpool.Pool
 	builders []Client
 	producer of.Producer
 	log      *slog.Logger
-	// Parallel bounds the bundles sent to builders at once (32).
-	Parallel int
+	now      func() time.Time
+	// waiting are stored backruns whose originator transaction was not
+	// known yet, oldest first.
+	waiting []*pending
 }
 
-// NewForwarder returns a forwarder to builders.
-func NewForwarder(pool *pgxpool.Pool, builders []Client, producer of.Producer, log *slog.Logger) *Forwarder {
-	return &Forwarder{pool: pool, builders: builders, producer: producer, log: log, Parallel: 32}
+// NewForwarder returns a forwarder to the builders at urls.
+func NewForwarder(cfg Config, pool *pgxpool.Pool, urls []string, producer of.Producer, log *slog.Logger) *Forwarder {
+	cfg = cfg.withDefaults()
+	hc := NewHTTPClient(cfg.Parallel)
+	clients := make([]Client, 0, len(urls))
+	for _, u := range urls {
+		clients = append(clients, Client{URL: u, HTTP: hc})
+	}
+	return &Forwarder{cfg: cfg, pool: pool, builders: clients, producer: producer, log: log, now: time.Now}
 }
 
 // Run consumes with cl (built with ClientOpts) until ctx ends. Offsets
@@ -65,227 +102,198 @@ func (f *Forwarder) Run(ctx context.Context, cl *kgo.Client) error {
 			f.log.Warn("forwarder fetch", "topic", t, "partition", p, "error", err)
 		})
 		recs := fetches.Records()
-		if len(recs) == 0 {
+		if len(recs) == 0 && len(f.waiting) == 0 {
 			continue
 		}
 		for {
-			err := f.handle(ctx, recs)
+			err := f.Handle(ctx, recs)
 			if err == nil {
 				break
 			}
-			if ctx.Err() != nil {
+			f.log.Error("forward orderflow; retrying in 1s", "error", err)
+			select {
+			case <-ctx.Done():
 				return nil
+			case <-time.After(time.Second):
 			}
-			f.log.Error("forward orderflow; retrying", "error", err)
-			time.Sleep(time.Second)
 		}
-		if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
-			f.log.Warn("commit forwarder offsets", "error", err)
+		if len(recs) > 0 {
+			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
+				f.log.Warn("commit forwarder offsets", "error", err)
+			}
 		}
 	}
 }
 
-// job is one bundle to send to builders after its rows are stored.
-type job struct {
-	bundleHash string // "" for a lone transaction
-	bundle     Bundle
-	cancelUUID string
-}
-
-func (f *Forwarder) handle(ctx context.Context, recs []*kgo.Record) error {
-	var jobs []job
-	batch := &pgx.Batch{}
+// Handle stores one poll's records in Postgres in one transaction and
+// forwards them. An error means nothing was stored; the caller retries
+// the same records.
+func (f *Forwarder) Handle(ctx context.Context, recs []*kgo.Record) error {
+	p := newPlan(f.now(), f.cfg.BackrunWait)
 	for _, r := range recs {
-		e, err := kafka.DecodeRecord(r)
-		if err != nil {
-			f.log.Warn("skip bad orderflow record", "error", err)
+		rec, err := decodeRecord(r)
+		if errors.Is(err, errSkip) {
 			continue
 		}
-		j, err := f.plan(ctx, e, batch)
 		if err != nil {
-			f.log.Warn("skip orderflow record", "type", e.Type, "id", e.ID, "error", err)
+			f.log.Warn("skip orderflow record", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
 			continue
 		}
-		if j != nil {
-			jobs = append(jobs, *j)
-		}
+		p.add(rec)
 	}
-	if batch.Len() > 0 {
-		if err := f.pool.SendBatch(ctx, batch).Close(); err != nil {
-			return fmt.Errorf("store orderflow: %w", err)
-		}
+	p.carry(f.waiting)
+	if err := f.resolve(ctx, p); err != nil {
+		return err
 	}
-	f.forward(ctx, jobs)
+	p.finish()
+	if err := f.store(ctx, p); err != nil {
+		return err
+	}
+	f.waiting = p.waiting
+	f.forward(ctx, p.jobs())
 	return nil
 }
 
-// plan queues the rows of one record and returns what to send builders.
-func (f *Forwarder) plan(ctx context.Context, e topics.Envelope, batch *pgx.Batch) (*job, error) {
-	switch e.Type {
-	case topics.TypeOrderflowTx:
-		var m topics.OrderflowTx
-		if err := e.UnmarshalData(&m); err != nil {
-			return nil, err
-		}
-		queueTx(batch, m.Hash, m.Raw, m.Tx, m.Originator, m.Method, m.Refund, "", m.ReceivedAt)
-		return &job{bundle: Bundle{Txs: []string{m.Raw}, RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}}, nil
-	case topics.TypeOrderflowOriginatorBundle:
-		var m topics.OrderflowOriginatorBundle
-		if err := e.UnmarshalData(&m); err != nil {
-			return nil, err
-		}
-		b := Bundle{BlockNumber: m.Terms.BlockNumber, MinTimestamp: m.Terms.MinTimestamp, MaxTimestamp: m.Terms.MaxTimestamp,
-			RevertingTxHashes: m.Terms.RevertingTxHashes, ReplacementUUID: m.ReplacementUUID,
-			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}
-		var hashes []string
-		for _, t := range m.Txs {
-			queueTx(batch, t.Hash, t.Raw, *t.Tx, m.Originator, "eth_sendBundle", m.Refund, m.BundleHash, m.ReceivedAt)
-			b.Txs = append(b.Txs, t.Raw)
-			hashes = append(hashes, strings.ToLower(t.Hash))
-		}
-		queueBundle(batch, m.BundleHash, "originator", m.Originator, m.ReplacementUUID, "", hashes, m.ReceivedAt)
-		return &job{bundleHash: m.BundleHash, bundle: b}, nil
-	case topics.TypeOrderflowSearcherBundle:
-		var m topics.OrderflowSearcherBundle
-		if err := e.UnmarshalData(&m); err != nil {
-			return nil, err
-		}
-		return f.planSearcher(ctx, m, batch)
+// resolve looks up the originator transactions of the backruns that this
+// poll does not carry itself, in one query.
+func (f *Forwarder) resolve(ctx context.Context, p *plan) error {
+	missing := p.missing()
+	if len(missing) == 0 {
+		return nil
 	}
-	return nil, nil
+	rows, err := f.pool.Query(ctx, `SELECT hash, raw, refund_recipient, refund_percent FROM orderflow_txs WHERE hash = ANY($1)`, missing)
+	if err != nil {
+		return fmt.Errorf("look up backrun transactions: %w", err)
+	}
+	var hash string
+	var o origin
+	_, err = pgx.ForEachRow(rows, []any{&hash, &o.raw, &o.refund.Recipient, &o.refund.Percent}, func() error {
+		p.origins[hash] = o
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look up backrun transactions: %w", err)
+	}
+	return nil
 }
 
-func (f *Forwarder) planSearcher(ctx context.Context, m topics.OrderflowSearcherBundle, batch *pgx.Batch) (*job, error) {
-	if m.Cancel {
-		batch.Queue(`UPDATE orderflow_bundles SET status = 'CANCELLED', updated_at = now()
-			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED')`, m.Searcher, m.ReplacementUUID)
-		return &job{cancelUUID: m.ReplacementUUID}, nil
+// store writes the poll in one Postgres transaction (a pipelined batch):
+// the transactions in one statement, then bundles, replacements and
+// cancellations in log order, then the backruns that waited too long.
+func (f *Forwarder) store(ctx context.Context, p *plan) error {
+	b := &pgx.Batch{}
+	p.queue(b)
+	if b.Len() == 0 {
+		return nil
 	}
-	b := Bundle{BlockNumber: m.Terms.BlockNumber, MinTimestamp: m.Terms.MinTimestamp, MaxTimestamp: m.Terms.MaxTimestamp,
-		RevertingTxHashes: m.Terms.RevertingTxHashes, ReplacementUUID: m.ReplacementUUID}
-	var hashes []string
-	for i, t := range m.Txs {
-		hashes = append(hashes, strings.ToLower(t.Hash))
-		if i == 0 && m.BackrunOf != "" {
-			raw, refund, err := f.originatorTx(ctx, m.BackrunOf)
-			if err != nil {
-				return nil, err
-			}
-			b.Txs = append(b.Txs, raw)
-			b.RefundPercent, b.RefundRecipient = refund.Percent, refund.Recipient
-			continue
-		}
-		b.Txs = append(b.Txs, t.Raw)
+	if err := f.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store orderflow: %w", err)
 	}
-	if m.ReplacementUUID != "" {
-		// Latest wins: versions of a group share a partition, so this
-		// record is newer than every version already stored.
-		batch.Queue(`UPDATE orderflow_bundles SET status = 'REPLACED', updated_at = now()
-			WHERE owner = $1 AND replacement_uuid = $2 AND bundle_hash <> $3 AND status IN ('RECEIVED', 'FORWARDED')`,
-			m.Searcher, m.ReplacementUUID, m.BundleHash)
-	}
-	queueBundle(batch, m.BundleHash, "searcher", m.Searcher, m.ReplacementUUID, strings.ToLower(m.BackrunOf), hashes, m.ReceivedAt)
-	return &job{bundleHash: m.BundleHash, bundle: b}, nil
+	return nil
 }
 
-// errNoOriginatorTx is a backrun of a hash the relay never received.
-var errNoOriginatorTx = errors.New("backrun of an unknown originator transaction")
-
-// originatorTx finds the signed transaction a backrun starts with. It
-// waits up to a second: the transaction's own record may be stored by
-// another instance a moment later.
-func (f *Forwarder) originatorTx(ctx context.Context, hash string) (string, topics.RefundPolicy, error) {
-	var raw string
-	var p topics.RefundPolicy
-	for i := 0; i < 20; i++ {
-		err := f.pool.QueryRow(ctx, `SELECT raw, refund_recipient, refund_percent FROM orderflow_txs WHERE hash = $1`,
-			strings.ToLower(hash)).Scan(&raw, &p.Recipient, &p.Percent)
-		if err == nil {
-			return raw, p, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return "", p, err
-		}
-		select {
-		case <-ctx.Done():
-			return "", p, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return "", p, fmt.Errorf("%w %s", errNoOriginatorTx, hash)
-}
-
-func queueTx(batch *pgx.Batch, hash, raw string, d topics.DecodedTx, originator, method string, refund topics.RefundPolicy, bundle string, receivedAt int64) {
-	decoded, _ := json.Marshal(d)
-	var bundleHash *string
-	if bundle != "" {
-		bundleHash = &bundle
-	}
-	batch.Queue(`INSERT INTO orderflow_txs (hash, originator, sender, raw, decoded, method, refund_recipient, refund_percent, bundle_hash, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (hash) DO NOTHING`,
-		strings.ToLower(hash), originator, d.From, raw, decoded, method, refund.Recipient, refund.Percent, bundleHash, time.Unix(0, receivedAt))
-}
-
-func queueBundle(batch *pgx.Batch, hash, kind, owner, uuid, backrunOf string, txHashes []string, receivedAt int64) {
-	batch.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 'RECEIVED', $7) ON CONFLICT (bundle_hash) DO NOTHING`,
-		strings.ToLower(hash), kind, owner, uuid, backrunOf, txHashes, time.Unix(0, receivedAt))
-}
-
-// forward sends the jobs to every builder, Parallel at a time, and records
-// the outcome of each bundle.
-func (f *Forwarder) forward(ctx context.Context, jobs []job) {
+// forward sends the jobs to every builder: cancellations one by one,
+// bundles in batches of cfg.Batch, at most cfg.Parallel requests at once;
+// then it records which bundles reached a builder.
+func (f *Forwarder) forward(ctx context.Context, jobs []*job) {
 	if len(f.builders) == 0 || len(jobs) == 0 {
 		return
 	}
-	sem := make(chan struct{}, max(f.Parallel, 1))
+	var sends []*job
+	sem := make(chan struct{}, f.cfg.Parallel)
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	run := func(fn func()) {
 		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			f.forwardOne(ctx, j)
-		})
+		wg.Go(func() { defer func() { <-sem }(); fn() })
 	}
-	wg.Wait()
-}
-
-func (f *Forwarder) forwardOne(ctx context.Context, j job) {
-	if j.cancelUUID != "" {
-		for _, b := range f.builders {
-			if err := b.CancelBundle(ctx, j.cancelUUID); err != nil {
-				f.log.Warn("cancel at builder", "builder", b.URL, "error", err)
-			}
-		}
-		return
-	}
-	var sentTo []string
-	for _, b := range f.builders {
-		if _, err := b.SendBundle(ctx, j.bundle); err != nil {
-			f.log.Warn("send bundle to builder", "builder", b.URL, "error", err)
+	for _, j := range jobs {
+		if j.cancelUUID == "" {
+			sends = append(sends, j)
 			continue
 		}
-		sentTo = append(sentTo, b.URL)
+		for _, b := range f.builders {
+			run(func() {
+				if err := b.CancelBundle(ctx, j.cancelUUID); err != nil {
+					f.log.Warn("cancel at builder", "builder", b.URL, "error", err)
+				}
+			})
+		}
 	}
-	if j.bundleHash == "" || len(sentTo) == 0 {
+	var mu sync.Mutex // guards sentTo of the jobs
+	for start := 0; start < len(sends); start += f.cfg.Batch {
+		chunk := sends[start:min(start+f.cfg.Batch, len(sends))]
+		bundles := make([]Bundle, len(chunk))
+		for i, j := range chunk {
+			bundles[i] = j.bundle
+		}
+		for _, b := range f.builders {
+			run(func() {
+				errs := b.SendBundles(ctx, bundles)
+				mu.Lock()
+				defer mu.Unlock()
+				for i, err := range errs {
+					if err != nil {
+						f.log.Warn("send bundle to builder", "builder", b.URL, "error", err)
+						continue
+					}
+					chunk[i].sentTo = append(chunk[i].sentTo, b.URL)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	f.recordForwarded(ctx, sends)
+}
+
+// recordForwarded marks the bundles that reached a builder FORWARDED and
+// publishes their status. A bundle replaced or cancelled meanwhile keeps
+// that state.
+func (f *Forwarder) recordForwarded(ctx context.Context, sends []*job) {
+	var done []*job
+	b := &pgx.Batch{}
+	for _, j := range sends {
+		if j.bundleHash == "" || len(j.sentTo) == 0 {
+			continue
+		}
+		j.builderHash = BuilderHash(j.bundle.Txs)
+		b.Queue(`UPDATE orderflow_bundles SET status = 'FORWARDED', builder_bundle_hash = $2, builders = $3, updated_at = now()
+			WHERE bundle_hash = $1 AND status = 'RECEIVED'`, j.bundleHash, j.builderHash, j.sentTo)
+		done = append(done, j)
+	}
+	if len(done) == 0 {
 		return
 	}
-	builderHash := BuilderHash(j.bundle.Txs)
-	tag, err := f.pool.Exec(ctx, `UPDATE orderflow_bundles SET status = 'FORWARDED', builder_bundle_hash = $2, builders = $3, updated_at = now()
-		WHERE bundle_hash = $1 AND status = 'RECEIVED'`, strings.ToLower(j.bundleHash), builderHash, sentTo)
+	br := f.pool.SendBatch(ctx, b)
+	var recs []*kgo.Record
+	for _, j := range done {
+		tag, err := br.Exec()
+		if err != nil {
+			f.log.Warn("record forwarded bundle", "error", err)
+			break
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		st := topics.OrderflowBundleStatus{BundleHash: j.bundleHash, Status: topics.BundleForwarded,
+			BuilderBundleHash: j.builderHash, Builders: j.sentTo, At: f.now().UnixMilli()}
+		if r, err := statusRecord(st); err == nil {
+			recs = append(recs, r)
+		}
+	}
+	_ = br.Close()
+	if len(recs) > 0 {
+		if err := f.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			f.log.Warn("publish bundle status", "error", err)
+		}
+	}
+}
+
+func statusRecord(st topics.OrderflowBundleStatus) (*kgo.Record, error) {
+	e, err := topics.NewEnvelope(topics.TypeOrderflowBundleStatus, topics.OrderflowVersion, "bs-"+st.BundleHash+"-"+st.Status, time.UnixMilli(st.At), st)
 	if err != nil {
-		f.log.Warn("record forwarded bundle", "error", err)
-		return
+		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return
-	}
-	st := topics.OrderflowBundleStatus{BundleHash: j.bundleHash, Status: topics.BundleForwarded, BuilderBundleHash: builderHash,
-		Builders: sentTo, At: time.Now().UnixMilli()}
-	if err := of.Publish(ctx, f.producer, topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus,
-		"bs-"+j.bundleHash+"-"+st.Status, j.bundleHash, st); err != nil {
-		f.log.Warn("publish bundle status", "error", err)
-	}
+	return kafka.NewRecord(topics.OrderflowLifecycle, []byte(st.BundleHash), e)
 }
 
 // BuilderHash is the bundle hash builders compute for the transactions
@@ -304,3 +312,6 @@ func BuilderHash(raws []string) string {
 	}
 	return common.BytesToHash(crypto.Keccak256(cat)).Hex()
 }
+
+// lower is the stored form of hashes and addresses.
+func lower(s string) string { return strings.ToLower(s) }

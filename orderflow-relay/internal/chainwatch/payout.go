@@ -21,16 +21,19 @@ type claimed struct {
 	block                                             uint64
 }
 
-// pay sends the pending refunds. A refund is claimed (PAYING) in one
-// statement with SKIP LOCKED, so several relay instances never pay one
-// refund twice; a failed send returns it to PENDING.
-func (w *Watcher) pay(ctx context.Context) error {
-	if w.cfg.PayerKey == nil {
+// pay sends the pending refunds whose block has RefundConfirmations
+// blocks after it at head. A refund is claimed (PAYING) in one statement
+// with SKIP LOCKED, so several relay instances never pay one refund twice;
+// a failed send returns it to PENDING.
+func (w *Watcher) pay(ctx context.Context, head uint64) error {
+	if w.cfg.PayerKey == nil || head < w.cfg.RefundConfirmations {
 		return nil
 	}
 	rows, err := w.pool.Query(ctx, `UPDATE orderflow_refunds SET status = 'PAYING', updated_at = now()
-		WHERE refund_id IN (SELECT refund_id FROM orderflow_refunds WHERE status = 'PENDING' ORDER BY created_at LIMIT 32 FOR UPDATE SKIP LOCKED)
-		RETURNING refund_id, recipient, amount_wei::text, tx_hash, originator, bundle_hash, percent, block_number`)
+		WHERE refund_id IN (SELECT refund_id FROM orderflow_refunds WHERE status = 'PENDING' AND block_number <= $1
+			ORDER BY created_at LIMIT 32 FOR UPDATE SKIP LOCKED)
+		RETURNING refund_id, recipient, amount_wei::text, tx_hash, originator, bundle_hash, percent, block_number`,
+		head-w.cfg.RefundConfirmations)
 	if err != nil {
 		return fmt.Errorf("claim refunds: %w", err)
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	PendingTTL time.Duration
 	// PayerKey signs refund payouts; nil leaves refunds PENDING.
 	PayerKey *ecdsa.PrivateKey
+	// RefundConfirmations is how many blocks must follow the block of a
+	// backrun before its refund is paid; 0 pays at once.
+	RefundConfirmations uint64
 }
 
 // Watcher follows the chain head.
@@ -99,7 +102,7 @@ func (w *Watcher) step(ctx context.Context) error {
 	if err := w.expire(ctx); err != nil {
 		return err
 	}
-	return w.pay(ctx)
+	return w.pay(ctx, head)
 }
 
 // block applies one block: included transactions, bundles, refunds and

@@ -2,8 +2,6 @@ package stream
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -126,23 +124,21 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) closeAll() {
-	s.hub.mu.RLock()
-	defer s.hub.mu.RUnlock()
-	for sock := range s.hub.sockets {
+	for _, sock := range s.hub.list() {
 		sock.closeWith(websocket.CloseGoingAway, "server shutting down")
 	}
 }
 
 // socket is one searcher connection. readLoop owns reads; writeLoop owns
-// every write, so gorilla's one-writer rule holds without a lock; others
-// reach the writer through queue and replies, and end it through done.
+// every write, so gorilla's one-writer rule holds without a lock and no
+// lock is held while a write waits on the network; others reach the
+// writer through queue and replies, and end it through done.
 type socket struct {
 	srv     *Server
 	conn    *websocket.Conn
 	who     of.Identity
-	subID   string
-	queue   chan []byte // notification results
-	replies chan []byte // responses to the client's requests
+	queue   chan *websocket.PreparedMessage // notifications, shared by all sockets
+	replies chan []byte                     // responses to the client's requests
 	done    chan struct{}
 	once    sync.Once
 	closing struct {
@@ -153,10 +149,8 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn, who of.Identity) *socket {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return &socket{srv: srv, conn: conn, who: who, subID: "0x" + hex.EncodeToString(b[:]),
-		queue: make(chan []byte, srv.cfg.QueueLen), replies: make(chan []byte, 64), done: make(chan struct{})}
+	return &socket{srv: srv, conn: conn, who: who, queue: make(chan *websocket.PreparedMessage, srv.cfg.QueueLen),
+		replies: make(chan []byte, 64), done: make(chan struct{})}
 }
 
 func (s *socket) overflow() {
@@ -175,12 +169,6 @@ func (s *socket) closeWith(code int, reason string) {
 	})
 }
 
-var (
-	notePrefix = []byte(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`)
-	noteMiddle = []byte(`","result":`)
-	noteSuffix = []byte(`}}`)
-)
-
 func (s *socket) writeLoop() {
 	ping := time.NewTicker(s.srv.cfg.PingInterval)
 	defer ping.Stop()
@@ -188,8 +176,9 @@ func (s *socket) writeLoop() {
 	for {
 		var err error
 		select {
-		case result := <-s.queue:
-			err = s.writeNote(result)
+		case note := <-s.queue:
+			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+			err = s.conn.WritePreparedMessage(note)
 		case reply := <-s.replies:
 			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
 			err = s.conn.WriteMessage(websocket.TextMessage, reply)
@@ -207,22 +196,6 @@ func (s *socket) writeLoop() {
 			return
 		}
 	}
-}
-
-// writeNote writes one eth_subscription notification in three pieces, so
-// the shared result bytes are never copied per socket.
-func (s *socket) writeNote(result []byte) error {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-	w, err := s.conn.NextWriter(websocket.TextMessage)
-	if err != nil {
-		return err
-	}
-	for _, part := range [][]byte{notePrefix, []byte(s.subID), noteMiddle, result, noteSuffix} {
-		if _, err := w.Write(part); err != nil {
-			return err
-		}
-	}
-	return w.Close()
 }
 
 func (s *socket) readLoop() {
@@ -283,5 +256,5 @@ func (s *socket) subscribe(req jsonrpc.Request) (any, error) {
 	if string(req.Param) != `"svc_partialPendingBundles"` {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `invalid params: the only subscription is ["svc_partialPendingBundles"]`)
 	}
-	return s.subID, nil
+	return s.srv.hub.SubscriptionID(), nil
 }

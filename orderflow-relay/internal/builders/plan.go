@@ -1,0 +1,296 @@
+package builders
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"blockspace.exchange/topics"
+)
+
+// origin is what a backrun takes from the originator transaction it
+// starts with: the signed transaction and the originator's refund terms.
+type origin struct {
+	raw    string
+	refund topics.RefundPolicy
+}
+
+// groupKey names a searcher's replacement group.
+type groupKey struct{ owner, uuid string }
+
+// job is one thing to tell the builders.
+type job struct {
+	bundleHash  string // "" for a lone transaction
+	bundle      Bundle
+	cancelUUID  string   // set for the cancellation of a replacement group
+	sentTo      []string // builders that accepted it
+	builderHash string
+}
+
+// pending is a stored searcher backrun whose originator transaction was
+// not known when it arrived.
+type pending struct {
+	sb       *topics.OrderflowSearcherBundle
+	deadline time.Time
+}
+
+// action is one record of the poll (or a carried pending backrun), in log
+// order.
+type action struct {
+	job     *job                            // a lone transaction or an originator bundle
+	sb      *topics.OrderflowSearcherBundle // a searcher bundle or cancellation
+	carried *pending                        // a backrun stored by an earlier poll
+}
+
+func (a action) searcher() *topics.OrderflowSearcherBundle {
+	if a.carried != nil {
+		return a.carried.sb
+	}
+	return a.sb
+}
+
+func (a action) group() (groupKey, bool) {
+	sb := a.searcher()
+	if sb == nil || sb.ReplacementUUID == "" {
+		return groupKey{}, false
+	}
+	return groupKey{lower(sb.Searcher), sb.ReplacementUUID}, true
+}
+
+// txRow is one row of orderflow_txs.
+type txRow struct {
+	hash, originator, sender, raw, decoded, method string
+	refund                                         topics.RefundPolicy
+	bundle                                         *string
+	received                                       time.Time
+}
+
+// plan is what one poll does: the rows to store and, once resolved, the
+// jobs for builders. Replacement is decided here: of the actions of a
+// replacement group in one poll only the last reaches builders, so the
+// builders see a group's versions in log order (polls are forwarded one
+// after the other) and never an older version after a newer one or after
+// a cancellation.
+type plan struct {
+	now       time.Time
+	txs       []txRow
+	obundles  []*topics.OrderflowOriginatorBundle
+	searchers []*topics.OrderflowSearcherBundle // stored in log order
+	actions   []action
+	origins   map[string]origin // by lower-case hash
+	wait      time.Duration
+
+	// Set by finish.
+	jobList []*job
+	waiting []*pending // backruns still waiting, for the next poll
+	expired []*pending // backruns that waited too long: FAILED
+}
+
+// newPlan starts the plan of a poll at now; a backrun may wait for its
+// originator transaction until now+wait.
+func newPlan(now time.Time, wait time.Duration) *plan {
+	return &plan{now: now, wait: wait, origins: map[string]origin{}}
+}
+
+// add takes one decoded record.
+func (p *plan) add(rec record) {
+	switch {
+	case rec.tx != nil:
+		m := rec.tx
+		p.txs = append(p.txs, txRow{hash: lower(m.Hash), originator: m.Originator, sender: sender(m.Tx), raw: m.Raw,
+			decoded: string(m.Tx), method: m.Method, refund: m.Refund, received: time.Unix(0, m.ReceivedAt)})
+		p.origins[lower(m.Hash)] = origin{raw: m.Raw, refund: m.Refund}
+		p.actions = append(p.actions, action{job: &job{bundle: Bundle{Txs: []string{m.Raw},
+			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}}})
+	case rec.ob != nil:
+		m := rec.ob
+		hash := lower(m.BundleHash)
+		b := Bundle{BlockNumber: m.Terms.BlockNumber, MinTimestamp: m.Terms.MinTimestamp, MaxTimestamp: m.Terms.MaxTimestamp,
+			RevertingTxHashes: m.Terms.RevertingTxHashes, ReplacementUUID: m.ReplacementUUID,
+			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}
+		for _, t := range m.Txs {
+			p.txs = append(p.txs, txRow{hash: lower(t.Hash), originator: m.Originator, sender: lower(t.Tx.From), raw: t.Raw,
+				decoded: encodeDecoded(t.Tx), method: "eth_sendBundle", refund: m.Refund, bundle: &hash, received: time.Unix(0, m.ReceivedAt)})
+			p.origins[lower(t.Hash)] = origin{raw: t.Raw, refund: m.Refund}
+			b.Txs = append(b.Txs, t.Raw)
+		}
+		p.obundles = append(p.obundles, m)
+		p.actions = append(p.actions, action{job: &job{bundleHash: hash, bundle: b}})
+	case rec.sb != nil:
+		p.searchers = append(p.searchers, rec.sb)
+		p.actions = append(p.actions, action{sb: rec.sb})
+	}
+}
+
+// carry puts the backruns earlier polls left waiting before this poll's
+// records: they are older in log order.
+func (p *plan) carry(waiting []*pending) {
+	if len(waiting) == 0 {
+		return
+	}
+	carried := make([]action, 0, len(waiting)+len(p.actions))
+	for _, w := range waiting {
+		carried = append(carried, action{carried: w})
+	}
+	p.actions = append(carried, p.actions...)
+}
+
+// missing lists the originator transactions of backruns the poll does not
+// carry itself.
+func (p *plan) missing() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range p.actions {
+		sb := a.searcher()
+		if sb == nil || sb.BackrunOf == "" {
+			continue
+		}
+		h := lower(sb.BackrunOf)
+		if _, ok := p.origins[h]; !ok && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// finish turns the actions into jobs once backruns are resolved. The last
+// action of each replacement group wins; a group whose latest version is
+// a backrun still waiting gets a cancellation, so that builders drop the
+// version they hold.
+func (p *plan) finish() {
+	last := map[groupKey]int{}
+	for i, a := range p.actions {
+		if g, ok := a.group(); ok {
+			last[g] = i
+		}
+	}
+	for i, a := range p.actions {
+		if a.job != nil {
+			p.jobList = append(p.jobList, a.job)
+			continue
+		}
+		g, grouped := a.group()
+		if grouped && last[g] != i {
+			continue // superseded in log order
+		}
+		sb := a.searcher()
+		if sb.Cancel {
+			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID})
+			continue
+		}
+		j, ok := p.searcherJob(sb)
+		if ok {
+			p.jobList = append(p.jobList, j)
+			continue
+		}
+		w := a.carried
+		if w == nil {
+			w = &pending{sb: sb, deadline: p.now.Add(p.wait)}
+		}
+		if !p.now.Before(w.deadline) {
+			p.expired = append(p.expired, w)
+			continue
+		}
+		p.waiting = append(p.waiting, w)
+		if grouped {
+			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID})
+		}
+	}
+}
+
+// searcherJob builds the builder bundle of sb; ok is false while its
+// backrun's originator transaction is unknown.
+func (p *plan) searcherJob(sb *topics.OrderflowSearcherBundle) (*job, bool) {
+	b := Bundle{BlockNumber: sb.Terms.BlockNumber, MinTimestamp: sb.Terms.MinTimestamp, MaxTimestamp: sb.Terms.MaxTimestamp,
+		RevertingTxHashes: sb.Terms.RevertingTxHashes, ReplacementUUID: sb.ReplacementUUID}
+	for i, t := range sb.Txs {
+		if i == 0 && sb.BackrunOf != "" {
+			o, ok := p.origins[lower(sb.BackrunOf)]
+			if !ok {
+				return nil, false
+			}
+			b.Txs = append(b.Txs, o.raw)
+			b.RefundPercent, b.RefundRecipient = o.refund.Percent, o.refund.Recipient
+			continue
+		}
+		b.Txs = append(b.Txs, t.Raw)
+	}
+	return &job{bundleHash: lower(sb.BundleHash), bundle: b}, true
+}
+
+// jobs returns what finish decided.
+func (p *plan) jobs() []*job { return p.jobList }
+
+// queue adds the poll's statements to b.
+func (p *plan) queue(b *pgx.Batch) {
+	p.queueTxs(b)
+	for _, m := range p.obundles {
+		hashes := make([]string, 0, len(m.Txs))
+		for _, t := range m.Txs {
+			hashes = append(hashes, lower(t.Hash))
+		}
+		b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at)
+			VALUES ($1, 'originator', $2, $3, '', $4, 'RECEIVED', $5) ON CONFLICT (bundle_hash) DO NOTHING`,
+			lower(m.BundleHash), m.Originator, m.ReplacementUUID, hashes, time.Unix(0, m.ReceivedAt))
+	}
+	for _, m := range p.searchers {
+		queueSearcher(b, m)
+	}
+	for _, w := range p.expired {
+		b.Queue(`UPDATE orderflow_bundles SET status = 'FAILED', reason = $2, updated_at = now()
+			WHERE bundle_hash = $1 AND status = 'RECEIVED'`, lower(w.sb.BundleHash),
+			"backrun of "+lower(w.sb.BackrunOf)+", a transaction this relay never received")
+	}
+}
+
+// queueTxs inserts every transaction of the poll with one statement.
+func (p *plan) queueTxs(b *pgx.Batch) {
+	if len(p.txs) == 0 {
+		return
+	}
+	n := len(p.txs)
+	hash, originator, snd, raw, decoded, method, recipient := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	percent, bundle, received := make([]int32, n), make([]*string, n), make([]time.Time, n)
+	for i, t := range p.txs {
+		hash[i], originator[i], snd[i], raw[i], decoded[i], method[i] = t.hash, t.originator, t.sender, t.raw, t.decoded, t.method
+		recipient[i], percent[i], bundle[i], received[i] = t.refund.Recipient, int32(t.refund.Percent), t.bundle, t.received
+	}
+	b.Queue(`INSERT INTO orderflow_txs (hash, originator, sender, raw, decoded, method, refund_recipient, refund_percent, bundle_hash, received_at)
+		SELECT h, o, s, r, d::jsonb, m, rr, rp, bh, ra
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::timestamptz[])
+			AS t(h, o, s, r, d, m, rr, rp, bh, ra)
+		ON CONFLICT (hash) DO NOTHING`,
+		hash, originator, snd, raw, decoded, method, recipient, percent, bundle, received)
+}
+
+// queueSearcher stores a searcher record. Versions of a replacement group
+// share a partition, so this record is newer than every version stored:
+// the others become REPLACED, and a version sent again after it was
+// replaced or cancelled is the group's live version again.
+func queueSearcher(b *pgx.Batch, m *topics.OrderflowSearcherBundle) {
+	owner := lower(m.Searcher)
+	if m.Cancel {
+		b.Queue(`UPDATE orderflow_bundles SET status = 'CANCELLED', updated_at = now()
+			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED')`, owner, m.ReplacementUUID)
+		return
+	}
+	hash := lower(m.BundleHash)
+	if m.ReplacementUUID != "" {
+		b.Queue(`UPDATE orderflow_bundles SET status = 'REPLACED', updated_at = now()
+			WHERE owner = $1 AND replacement_uuid = $2 AND bundle_hash <> $3 AND status IN ('RECEIVED', 'FORWARDED')`,
+			owner, m.ReplacementUUID, hash)
+	}
+	hashes := make([]string, 0, len(m.Txs))
+	for _, t := range m.Txs {
+		hashes = append(hashes, lower(t.Hash))
+	}
+	b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at)
+		VALUES ($1, 'searcher', $2, $3, $4, $5, 'RECEIVED', $6)
+		ON CONFLICT (bundle_hash) DO UPDATE SET status = 'RECEIVED', builder_bundle_hash = '', builders = '{}', updated_at = now()
+		WHERE orderflow_bundles.kind = 'searcher' AND orderflow_bundles.owner = EXCLUDED.owner
+			AND EXCLUDED.replacement_uuid <> '' AND orderflow_bundles.replacement_uuid = EXCLUDED.replacement_uuid
+			AND orderflow_bundles.status IN ('REPLACED', 'CANCELLED')`,
+		hash, owner, m.ReplacementUUID, lower(m.BackrunOf), hashes, time.Unix(0, m.ReceivedAt))
+}

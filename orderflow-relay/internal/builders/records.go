@@ -1,0 +1,167 @@
+package builders
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/topics"
+)
+
+// txRecord is an orderflow.tx payload as the forwarder needs it: the
+// decoded transaction stays the JSON bytes ingress wrote, stored as they
+// are instead of decoded and encoded again.
+type txRecord struct {
+	Hash       string              `json:"hash"`
+	Raw        string              `json:"raw"`
+	Tx         json.RawMessage     `json:"tx"`
+	Originator string              `json:"originator"`
+	Refund     topics.RefundPolicy `json:"refund"`
+	Method     string              `json:"method"`
+	ReceivedAt int64               `json:"receivedAt"`
+}
+
+// record is one decoded orderflow record; exactly one payload is set.
+type record struct {
+	tx *txRecord
+	ob *topics.OrderflowOriginatorBundle
+	sb *topics.OrderflowSearcherBundle
+}
+
+// errSkip marks a record of a type the forwarder does not handle.
+var errSkip = errors.New("not a submission")
+
+// decodeRecord reads a record of the orderflow topics in one pass: the
+// type and version come from the headers, the payload from the envelope's
+// data. It checks what the forwarder relies on (hashes, raw transactions)
+// and nothing more; a record that fails is skipped by the caller.
+func decodeRecord(r *kgo.Record) (record, error) {
+	typ, version, ok := kafka.RecordType(r)
+	if !ok {
+		return record{}, errors.New("record without type and version headers")
+	}
+	if version != topics.OrderflowVersion {
+		return record{}, fmt.Errorf("%s version %d, this relay reads %d", typ, version, topics.OrderflowVersion)
+	}
+	var rec record
+	var err error
+	switch typ {
+	case topics.TypeOrderflowTx:
+		var env struct{ Data txRecord }
+		err = json.Unmarshal(r.Value, &env)
+		rec.tx = &env.Data
+		if err == nil {
+			err = checkTx(env.Data.Hash, env.Data.Raw, env.Data.Tx)
+		}
+	case topics.TypeOrderflowOriginatorBundle:
+		var env struct {
+			Data topics.OrderflowOriginatorBundle
+		}
+		err = json.Unmarshal(r.Value, &env)
+		rec.ob = &env.Data
+		if err == nil {
+			err = checkOriginatorBundle(env.Data)
+		}
+	case topics.TypeOrderflowSearcherBundle:
+		var env struct {
+			Data topics.OrderflowSearcherBundle
+		}
+		err = json.Unmarshal(r.Value, &env)
+		rec.sb = &env.Data
+		if err == nil {
+			err = checkSearcherBundle(env.Data)
+		}
+	default:
+		return record{}, errSkip
+	}
+	if err != nil {
+		return record{}, fmt.Errorf("%s: %w", typ, err)
+	}
+	return rec, nil
+}
+
+func checkTx(hash, raw string, decoded json.RawMessage) error {
+	if !isHash(hash) {
+		return fmt.Errorf("hash %q is not 32 bytes of hex", hash)
+	}
+	if !strings.HasPrefix(raw, "0x") || len(raw) < 4 {
+		return errors.New("raw transaction missing")
+	}
+	if len(decoded) == 0 || decoded[0] != '{' {
+		return errors.New("decoded transaction missing")
+	}
+	return nil
+}
+
+func checkOriginatorBundle(m topics.OrderflowOriginatorBundle) error {
+	if !isHash(m.BundleHash) || len(m.Txs) == 0 {
+		return errors.New("bundle hash or transactions missing")
+	}
+	for _, t := range m.Txs {
+		if t.Tx == nil || !isHash(t.Hash) || !strings.HasPrefix(t.Raw, "0x") {
+			return fmt.Errorf("bundle transaction %q incomplete", t.Hash)
+		}
+	}
+	return nil
+}
+
+func checkSearcherBundle(m topics.OrderflowSearcherBundle) error {
+	if m.Searcher == "" {
+		return errors.New("searcher missing")
+	}
+	if m.Cancel {
+		if m.ReplacementUUID == "" {
+			return errors.New("cancellation without replacementUuid")
+		}
+		return nil
+	}
+	if !isHash(m.BundleHash) || len(m.Txs) == 0 {
+		return errors.New("bundle hash or transactions missing")
+	}
+	for i, t := range m.Txs {
+		backrun := i == 0 && m.BackrunOf != ""
+		if !isHash(t.Hash) || (!backrun && !strings.HasPrefix(t.Raw, "0x")) {
+			return fmt.Errorf("bundle transaction %d incomplete", i)
+		}
+	}
+	if m.BackrunOf != "" && !strings.EqualFold(m.BackrunOf, m.Txs[0].Hash) {
+		return errors.New("backrunOf is not the first element")
+	}
+	return nil
+}
+
+// isHash accepts 0x and 64 hex digits.
+func isHash(s string) bool {
+	if len(s) != 66 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// sender reads "from" of a decoded transaction.
+func sender(decoded json.RawMessage) string {
+	var d struct {
+		From string `json:"from"`
+	}
+	_ = json.Unmarshal(decoded, &d)
+	return strings.ToLower(d.From)
+}
+
+// encodeDecoded is the stored JSON of a decoded transaction.
+func encodeDecoded(d *topics.DecodedTx) string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
