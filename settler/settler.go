@@ -1,33 +1,40 @@
-// Package settler applies ledger commands and funding events to the
-// Postgres ledger exactly once (DESIGN rule 3): records are consumed with
-// read_committed, applied a whole poll at a time in one Postgres
-// transaction, and the consumer offsets are stored in that same
-// transaction. Kafka's own committed offsets are never used; on every
+// Package settler applies ledger commands, funding events and the
+// matcher's trading output to Postgres exactly once (DESIGN rule 3):
+// records are consumed with read_committed, applied a whole poll at a time
+// in one Postgres transaction, and the consumer offsets are stored in that
+// same transaction. Kafka's own committed offsets are never used; on every
 // assignment the consumer seeks to the offsets stored in Postgres.
+//
+// Two consumers run side by side, each with its own group and
+// transactions: the ledger consumer (ledger-commands, funding-events) and
+// the trading consumer (market.open on orders, order-events, fills; see
+// internal/trading). After each committed transaction the account feed of
+// what it changed is published on account-events (internal/feed).
 package settler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/settler/internal/feed"
 	"blockspace.exchange/settler/internal/ledger"
 	"blockspace.exchange/topics"
 )
 
-// Config configures the ledger consumer.
+// Config configures the settler's consumers.
 type Config struct {
 	Brokers []string // KAFKA_BROKERS
-	// Group is the consumer group and the key of the stored offsets
-	// (SETTLER_GROUP, default "settler").
+	// Group is the ledger consumer's group and the key of its stored
+	// offsets (SETTLER_GROUP, default "settler"); the trading consumer
+	// uses Group + "-trading".
 	Group string
 	// MaxBatch is the most records applied in one Postgres transaction
 	// (SETTLER_MAX_BATCH, default 5000).
@@ -38,23 +45,35 @@ type Config struct {
 const (
 	DefaultGroup    = "settler"
 	DefaultMaxBatch = 5000
+	// TradingGroupSuffix makes the trading consumer's group of Group.
+	TradingGroupSuffix = "-trading"
+	// feedQueue is how many committed batches may wait for Kafka before
+	// the consumers wait for the feed.
+	feedQueue = 256
 )
 
-// Topics are the topics the settler applies.
+// Topics are the topics the ledger consumer applies.
 var Topics = []string{topics.LedgerCommands, topics.FundingEvents}
 
-// Settler is a running ledger consumer.
+// TradingTopics are the topics the trading consumer reads.
+var TradingTopics = []string{topics.Orders, topics.OrderEvents, topics.Fills}
+
+// Settler is a running settler: its two consumers and the account feed.
 type Settler struct {
-	cfg  Config
-	pool *pgxpool.Pool
-	log  *slog.Logger
-	cl   *kgo.Client
-	sys  ledger.System
+	cfg      Config
+	pool     *pgxpool.Pool
+	log      *slog.Logger
+	sys      ledger.System
+	ledger   *consumer
+	trading  *consumer
+	producer *kgo.Client
+	feed     *feed.Publisher
 
 	applied, duplicates, rejected atomic.Int64
+	trades                        tradingCounters
 }
 
-// New connects the consumer. It does not consume until Run.
+// New connects the consumers. They do not consume until Run.
 func New(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) (*Settler, error) {
 	if cfg.Group == "" {
 		cfg.Group = DefaultGroup
@@ -67,131 +86,78 @@ func New(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) 
 		return nil, fmt.Errorf("settler: %w", err)
 	}
 	s := &Settler{cfg: cfg, pool: pool, log: log, sys: sys}
-	s.cl, err = kafka.NewClient(kafka.Config{Brokers: cfg.Brokers, ClientID: "settler"},
-		kgo.ConsumerGroup(cfg.Group),
-		kgo.ConsumeTopics(Topics...),
-		kgo.DisableAutoCommit(),
-		kgo.BlockRebalanceOnPoll(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AdjustFetchOffsetsFn(s.storedOffsets),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
+	s.producer, err = kafka.NewClient(kafka.Config{Brokers: cfg.Brokers, ClientID: "settler-feed"})
 	if err != nil {
 		return nil, fmt.Errorf("settler: %w", err)
 	}
+	s.feed = feed.NewPublisher(pool, s.producer, log.With("component", "account-feed"), feedQueue)
+	s.ledger, err = newConsumer("settler", cfg.Group, cfg.Brokers, Topics, cfg.MaxBatch, pool, log, nil)
+	if err != nil {
+		s.producer.Close()
+		return nil, err
+	}
+	s.ledger.apply = s.applyLedger
+	s.trading, err = newConsumer("settler-trading", cfg.Group+TradingGroupSuffix, cfg.Brokers, TradingTopics, cfg.MaxBatch, pool, log, nil)
+	if err != nil {
+		s.ledger.close()
+		s.producer.Close()
+		return nil, err
+	}
+	s.trading.apply = s.applyTrading
 	return s, nil
 }
 
-// storedOffsets replaces the offsets of newly assigned partitions with the
-// ones stored in Postgres; a partition never applied starts at its
-// beginning.
-func (s *Settler) storedOffsets(ctx context.Context, assigned map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
-	stored, err := ledger.LoadOffsets(ctx, s.pool, s.cfg.Group)
-	if err != nil {
-		return nil, err
-	}
-	for topic, parts := range assigned {
-		for p := range parts {
-			if next, ok := stored[topic][p]; ok {
-				parts[p] = kgo.NewOffset().At(next)
-			} else {
-				parts[p] = kgo.NewOffset().AtStart()
-			}
-		}
-	}
-	return assigned, nil
-}
-
-// Stats are the counts of commands applied since start.
+// Stats are the counts of ledger commands applied since start.
 type Stats struct{ Applied, Duplicates, Rejected int64 }
 
-// Stats returns what the settler applied so far.
+// Stats returns what the ledger consumer applied so far.
 func (s *Settler) Stats() Stats {
 	return Stats{s.applied.Load(), s.duplicates.Load(), s.rejected.Load()}
 }
 
-// Run applies records until ctx ends or the client is closed. A batch that
+// Run applies records until ctx ends or Close is called. A batch that
 // cannot be written (Postgres down) is retried with backoff; nothing is
-// skipped.
+// skipped. When one consumer stops, the other and the feed stop too.
 func (s *Settler) Run(ctx context.Context) error {
-	// A poll blocks rebalances until AllowRebalance; leaving the group at
-	// Close needs them unblocked.
-	defer s.cl.AllowRebalance()
-	for {
-		fetches := s.cl.PollRecords(ctx, s.cfg.MaxBatch)
-		if fetches.IsClientClosed() || ctx.Err() != nil {
-			return nil
-		}
-		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
-				s.log.Warn("fetch", "topic", topic, "partition", p, "error", err)
-			}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loops := []func(context.Context) error{s.ledger.run, s.trading.run, s.feed.Run}
+	errs := make(chan error, len(loops))
+	var wg sync.WaitGroup
+	for _, run := range loops {
+		wg.Go(func() {
+			err := run(ctx)
+			cancel()
+			errs <- err
 		})
-		if recs := fetches.Records(); len(recs) > 0 {
-			if err := s.applyWithRetry(ctx, recs); err != nil {
-				s.cl.AllowRebalance()
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-		}
-		s.cl.AllowRebalance()
 	}
-}
-
-func (s *Settler) applyWithRetry(ctx context.Context, recs []*kgo.Record) error {
-	backoff := 100 * time.Millisecond
-	for {
-		err := s.apply(ctx, recs)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, ledger.ErrFenced):
-			s.log.Warn("offsets moved past this batch; seeking to the stored offsets")
-			return s.reseek(ctx, recs)
-		case ctx.Err() != nil:
-			return ctx.Err()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
 		}
-		s.log.Error("apply batch; retrying", "records", len(recs), "error", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
-}
-
-// reseek points the partitions of recs at their stored offsets.
-func (s *Settler) reseek(ctx context.Context, recs []*kgo.Record) error {
-	stored, err := ledger.LoadOffsets(ctx, s.pool, s.cfg.Group)
-	if err != nil {
-		return err
-	}
-	set := map[string]map[int32]kgo.EpochOffset{}
-	for _, r := range recs {
-		if set[r.Topic] == nil {
-			set[r.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		set[r.Topic][r.Partition] = kgo.EpochOffset{Epoch: -1, Offset: stored[r.Topic][r.Partition]}
-	}
-	s.cl.SetOffsets(set)
 	return nil
 }
 
-// apply writes one batch: its entries and the next offsets of its
-// partitions commit together or not at all.
-func (s *Settler) apply(ctx context.Context, recs []*kgo.Record) error {
+// applyLedger writes one batch of ledger commands and funding events: its
+// entries, its account feed and the next offsets of its partitions commit
+// together or not at all; the feed is published after the commit.
+func (s *Settler) applyLedger(ctx context.Context, recs []*kgo.Record) error {
 	cmds, invalid := decodeRecords(recs, s.log)
 	offsets := nextOffsets(recs)
 	var res ledger.Result
+	var fb *feed.Batch
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		if res, err = ledger.Apply(ctx, tx, s.sys, cmds, invalid); err != nil {
 			return err
 		}
-		return ledger.StoreOffsets(ctx, tx, s.cfg.Group, offsets)
+		if fb, err = feed.Collect(ctx, tx, feed.Changes{Entries: res.Entries}); err != nil {
+			return err
+		}
+		return ledger.StoreOffsets(ctx, tx, s.ledger.group, offsets)
 	})
 	if err != nil {
 		return fmt.Errorf("apply %d records: %w", len(recs), err)
@@ -202,6 +168,7 @@ func (s *Settler) apply(ctx context.Context, recs []*kgo.Record) error {
 	if res.Rejected > 0 {
 		s.log.Warn("commands rejected; see journal.reason", "count", res.Rejected)
 	}
+	s.feed.Publish(ctx, fb)
 	return nil
 }
 
@@ -219,7 +186,7 @@ func decodeRecords(recs []*kgo.Record, log *slog.Logger) ([]ledger.Command, map[
 		}
 		if err != nil {
 			if c.ID == "" {
-				c.ID = fmt.Sprintf("invalid-%s-%d-%d", r.Topic, r.Partition, r.Offset)
+				c.ID = invalidID(r)
 				c.Type = "invalid"
 			}
 			c.At = r.Timestamp
@@ -234,28 +201,17 @@ func decodeRecords(recs []*kgo.Record, log *slog.Logger) ([]ledger.Command, map[
 	return cmds, invalid
 }
 
-func nextOffsets(recs []*kgo.Record) []ledger.Offset {
-	type tp struct {
-		topic string
-		part  int32
-	}
-	next := map[tp]int64{}
-	for _, r := range recs {
-		k := tp{r.Topic, r.Partition}
-		if r.Offset+1 > next[k] {
-			next[k] = r.Offset + 1
-		}
-	}
-	out := make([]ledger.Offset, 0, len(next))
-	for k, n := range next {
-		out = append(out, ledger.Offset{Topic: k.topic, Partition: k.part, Next: n})
-	}
-	return out
+// invalidID is the journal id of a record that cannot be decoded: its
+// position in the log.
+func invalidID(r *kgo.Record) string {
+	return fmt.Sprintf("invalid-%s-%d-%d", r.Topic, r.Partition, r.Offset)
 }
 
-// Close leaves the group and closes the client. Nothing is committed to
-// Kafka: the offsets live in Postgres.
+// Close leaves the groups and closes the clients. Nothing is committed to
+// Kafka: the offsets live in Postgres. Batches whose feed is not published
+// yet stay in account_feed, for the relay.
 func (s *Settler) Close() {
-	s.cl.AllowRebalance()
-	s.cl.Close()
+	s.ledger.close()
+	s.trading.close()
+	s.producer.Close()
 }
