@@ -1,10 +1,12 @@
 package chainwatch_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,30 +81,80 @@ func (e *env) deposit(t *testing.T, wei int64) *types.Transaction {
 	return tx
 }
 
+// published reads every deposit on funding-events. It first lists the
+// end offsets, then reads until each partition reaches its end: the
+// watcher's ProduceSync has returned, so all it published is below them,
+// and the read waits for exactly those records however slow the machine
+// is. Deposits come back in chain order.
 func (e *env) published(t *testing.T) []topics.DepositObserved {
 	t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: e.brokers}, kgo.ConsumeTopics(topics.FundingEvents))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var out []topics.DepositObserved
+	for _, r := range readToEnd(ctx, t, e.cl, topics.FundingEvents) {
+		ev, err := kafka.DecodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d topics.DepositObserved
+		if err := topics.DecodeFunding(ev, topics.TypeDepositObserved, &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	slices.SortStableFunc(out, func(a, b topics.DepositObserved) int {
+		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.LogIndex, b.LogIndex))
+	})
+	return out
+}
+
+// readToEnd returns every record of topic below the end offsets it lists
+// first, partition by partition.
+func readToEnd(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) []*kgo.Record {
+	t.Helper()
+	// Asking for authorized operations bypasses the client's metadata
+	// cache, which may still hold the topic as unknown from before it was
+	// created.
+	ends, err := kadm.NewClient(cl).ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	want := map[int32]int64{}
+	from := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			from[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if len(want) == 0 {
+		return nil
+	}
+	reader, err := kafka.NewReader(cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	var out []topics.DepositObserved
-	for {
-		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if len(fs.Records()) == 0 {
-			return out
+	defer reader.Close()
+	var out []*kgo.Record
+	for len(want) > 0 {
+		fs := reader.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %s: %v; partitions short of their end: %v", topic, ctx.Err(), want)
 		}
-		for _, r := range fs.Records() {
-			ev, _ := kafka.DecodeRecord(r)
-			var d topics.DepositObserved
-			if err := topics.DecodeFunding(ev, topics.TypeDepositObserved, &d); err != nil {
-				t.Fatal(err)
+		fs.EachError(func(_ string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; ok && r.Offset < end {
+				out = append(out, r)
+				if r.Offset+1 >= end {
+					delete(want, r.Partition)
+				}
 			}
-			out = append(out, d)
-		}
+		})
 	}
+	return out
 }
 
 func watcher(t *testing.T, e *env, confirmations uint64, pool *pgxpool.Pool) *chainwatch.Watcher {
