@@ -8,23 +8,29 @@ GO      ?= go
 TESTFLAGS ?= -race -count=1 -timeout 20m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test deps test-go test-gowork-off lint bench fuzz tidy
+.PHONY: run test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
 
 run:
 	$(GO) run ./deploy/cmd/exchange
 
-test: deps test-gowork-off test-go
+test: deps test-gowork-off test-go test-e2e
 
 deps:
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-kcat.sh
 	@bash scripts/ensure-compose.sh
+	@bash scripts/ensure-e2e.sh
 
 # Modules that hold no Go package yet are passed over.
 CODE_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 
 test-go:
 	$(GO) test $(TESTFLAGS) $(foreach m,$(CODE_MODULES),./$(m)/...)
+
+# End-to-end tests with outside clients (Node's test runner in deploy/e2e);
+# they start the dev stack themselves, after the Go tests.
+test-e2e:
+	cd deploy/e2e && node --test
 
 # Every module must build and vet on its own, outside the workspace.
 test-gowork-off:

@@ -49,7 +49,11 @@ func (s *Stack) PrintBanner(w io.Writer) {
 	fmt.Fprintf(&b, "  searcher      %s/v1/<API_KEY>   (JSON-RPC POST)\n", a.Orderflow.Searcher)
 	fmt.Fprintf(&b, "  searcher ws   %s/v1/<API_KEY>\n", a.Orderflow.SearcherWS)
 	fmt.Fprintf(&b, "  orderflow     %s   (/v1/auth/*, /v1/tx/<hash>, /v1/bundle, /v1/<API_KEY>/refunds)\n", a.Orderflow.Orderflow)
-	fmt.Fprintf(&b, "  dev builder   %s   (chain %d, a block every %s)\n", a.Orderflow.DevBuilder, s.cfg.Environment.ChainID, s.cfg.DevBlockInterval)
+	blocks := "a block every " + s.cfg.DevBlockInterval.String()
+	if s.cfg.DevBlockInterval == 0 {
+		blocks = "blocks on evm_mine only"
+	}
+	fmt.Fprintf(&b, "  dev builder   %s   (chain %d, %s)\n", a.Orderflow.DevBuilder, s.cfg.Environment.ChainID, blocks)
 	if chain, url := s.Chain(); chain != nil {
 		rpc := url
 		if rpc == "" {
