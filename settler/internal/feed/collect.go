@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,11 +30,12 @@ type PositionKey struct {
 	Instrument string
 }
 
-// Changes names what a batch changed: the journal entries it created (their
-// postings, and the balances they moved), balances changed without a
-// posting (a released reservation), and positions.
+// Changes names what a batch changed: the journal entries it created,
+// the balances and the positions.
 type Changes struct {
-	Entries   []int64
+	Entries []int64
+	// Balances are every balance the batch changed; nil stands for the
+	// balances the entries posted to.
 	Balances  []ledger.BalanceKey
 	Positions []PositionKey
 }
@@ -47,10 +47,14 @@ type Batch struct {
 	Version int64
 	// At is when the batch's transaction started, the time of its balance
 	// and position records.
-	At        time.Time
+	At time.Time
+	// Postings are read after the commit, by the publisher, from the
+	// batch's entries: they never change, and reading them is no work for
+	// the batch's transaction.
 	Postings  []topics.TransactionPosted
 	Balances  []topics.BalanceChanged
 	Positions []topics.PositionChanged
+	entries   []int64
 }
 
 // Querier is a transaction or a pool.
@@ -68,23 +72,16 @@ func Collect(ctx context.Context, tx Querier, c Changes) (*Batch, error) {
 	if len(c.Entries) == 0 && len(c.Balances) == 0 && len(c.Positions) == 0 {
 		return nil, nil
 	}
-	b := &Batch{}
+	b := &Batch{entries: c.Entries}
 	var err error
-	if b.Postings, err = readPostings(ctx, tx, c.Entries); err != nil {
-		return nil, err
-	}
-	keys := slices.Clone(c.Balances)
-	for _, p := range b.Postings {
-		keys = append(keys, ledger.BalanceKey{Account: p.AccountID, Token: p.TokenID})
-	}
-	if b.Balances, err = readBalances(ctx, tx, keys); err != nil {
+	if b.Balances, err = readBalances(ctx, tx, c.Balances, c.Entries); err != nil {
 		return nil, err
 	}
 	if b.Positions, err = readPositions(ctx, tx, c.Positions); err != nil {
 		return nil, err
 	}
-	if len(b.Postings) == 0 && len(b.Balances) == 0 && len(b.Positions) == 0 {
-		return nil, nil
+	if len(b.Balances) == 0 && len(b.Positions) == 0 {
+		return nil, nil // no user account changed: the entries posted to system accounts only
 	}
 	balances, err := json.Marshal(b.Balances)
 	if err != nil {
@@ -145,20 +142,24 @@ func readPostings(ctx context.Context, q Querier, entries []int64) ([]topics.Tra
 	return out, nil
 }
 
-// readBalances returns the balances of keys that belong to users.
-func readBalances(ctx context.Context, q Querier, keys []ledger.BalanceKey) ([]topics.BalanceChanged, error) {
-	if len(keys) == 0 {
+// readBalances returns the balances of keys that belong to users; with
+// keys nil, those entries posted to.
+func readBalances(ctx context.Context, q Querier, keys []ledger.BalanceKey, entries []int64) ([]topics.BalanceChanged, error) {
+	keyed, args := `SELECT account_id, token_id FROM postings WHERE entry_id = ANY($1)`, []any{entries}
+	if keys != nil {
+		accs, toks := make([]int64, len(keys)), make([]int64, len(keys))
+		for i, k := range keys {
+			accs[i], toks[i] = k.Account, k.Token
+		}
+		keyed, args = `SELECT * FROM unnest($1::bigint[], $2::int[])`, []any{accs, toks}
+	} else if len(entries) == 0 {
 		return nil, nil
-	}
-	accs, toks := make([]int64, len(keys)), make([]int64, len(keys))
-	for i, k := range keys {
-		accs[i], toks[i] = k.Account, k.Token
 	}
 	rows, err := q.Query(ctx, `
 		SELECT b.account_id, a.user_id, b.token_id, b.quantity, b.locked
 		FROM account_balances b JOIN accounts a USING (account_id)
-		WHERE (b.account_id, b.token_id) IN (SELECT * FROM unnest($1::bigint[], $2::int[])) AND a.user_id IS NOT NULL
-		ORDER BY 1, 3`, accs, toks)
+		WHERE (b.account_id, b.token_id) IN (`+keyed+`) AND a.user_id IS NOT NULL
+		ORDER BY 1, 3`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read balances for the account feed: %w", err)
 	}

@@ -146,6 +146,12 @@ func (p *Publisher) drain(ctx context.Context, sent []int64) {
 }
 
 func (p *Publisher) send(ctx context.Context, b *Batch) error {
+	if b.Postings == nil && len(b.entries) > 0 {
+		var err error
+		if b.Postings, err = readPostings(ctx, p.pool, b.entries); err != nil {
+			return err
+		}
+	}
 	recs, err := b.Records()
 	if err != nil {
 		return err

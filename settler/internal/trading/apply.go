@@ -33,7 +33,7 @@ type Result struct {
 	Invalid    int // records of other types that could not be decoded or applied
 
 	// Entries are the journal entries of the settled fills; Balances the
-	// balances changed without a posting (released reservations);
+	// user balances changed (by fills and released reservations);
 	// Positions every position written.
 	Entries   []int64
 	Balances  []ledger.BalanceKey

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/settler/internal/ledger"
@@ -60,6 +61,7 @@ func (a *applier) settle(r *Record) error {
 			return fmt.Errorf("settle fill %d: %w", f.TradeID, err)
 		}
 	}
+	a.res.Balances = append(a.res.Balances, ledger.BalanceKey{Account: f.buyer.account, Token: 1}, ledger.BalanceKey{Account: f.seller.account, Token: 1})
 	a.move(f)
 	buyOrder.settle(f, true)
 	sellOrder.settle(f, false)
@@ -211,26 +213,25 @@ func (a *applier) writeTrades(ctx context.Context) error {
 	}
 	slices.SortFunc(a.trades, func(x, y *Fill) int { return cmp.Compare(x.TradeID, y.TradeID) })
 	ids, markets, slots, takers, makers, buyers, sellers := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	insts, prices, qs, bfees, sfees := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	preconf := make([]*string, n)
+	insts := make([]string, n)
+	prices, qs, bfees, sfees, preconf := make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n)
 	sides, primary := make([]bool, n), make([]bool, n)
 	ats := make([]time.Time, n)
 	for i, f := range a.trades {
 		ids[i], markets[i], slots[i], takers[i], makers[i] = f.TradeID, f.MarketID, int64(f.Slot), f.TakerOrderID, f.MakerOrderID
 		buyers[i], sellers[i] = f.buyer.account, f.seller.account
-		insts[i], prices[i], qs[i], bfees[i], sfees[i] = f.InstrumentID, f.price.String(), f.quantity.String(), f.buyerFee.String(), f.sellerFee.String()
+		insts[i], prices[i], qs[i], bfees[i], sfees[i] = f.InstrumentID, numeric(f.price), numeric(f.quantity), numeric(f.buyerFee), numeric(f.sellerFee)
 		if f.family == topics.WholeBlock {
-			s := f.preconf.String()
-			preconf[i] = &s
+			preconf[i] = numeric(f.preconf)
 		}
 		sides[i], primary[i], ats[i] = f.Side, f.PrimarySale, f.at
 	}
 	_, err := a.tx.Exec(ctx, `
 		INSERT INTO trades (trade_id, market_id, instrument_id, slot, price, quantity, preconf_quantity, side, primary_sale,
 		                    taker_order_id, maker_order_id, buyer_account_id, seller_account_id, buyer_fee, seller_fee, executed_at)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]::numeric[], $6::text[]::numeric[],
-		                     $7::text[]::numeric[], $8::bool[], $9::bool[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
-		                     $14::text[]::numeric[], $15::text[]::numeric[], $16::timestamptz[])
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::numeric[], $6::numeric[],
+		                     $7::numeric[], $8::bool[], $9::bool[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
+		                     $14::numeric[], $15::numeric[], $16::timestamptz[])
 		ON CONFLICT (trade_id) DO NOTHING`,
 		ids, markets, insts, slots, prices, qs, preconf, sides, primary, takers, makers, buyers, sellers, bfees, sfees, ats)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/topics"
@@ -189,13 +190,18 @@ func (o *order) unused() decimal.Decimal {
 }
 
 // averagePrice is the value-weighted price of the settled fills, rounded
-// to 18 decimals (wei), or nil before the first fill.
-func (o *order) averagePrice() *string {
+// to 18 decimals (wei), or NULL before the first fill.
+func (o *order) averagePrice() pgtype.Numeric {
 	if !o.settled.IsPositive() {
-		return nil
+		return pgtype.Numeric{}
 	}
-	s := o.settledValue.DivRound(o.settled, 18).String()
-	return &s
+	return numeric(o.settledValue.DivRound(o.settled, 18))
+}
+
+// numeric is d as Postgres' numeric, sent in binary: no decimal text to
+// format and parse.
+func numeric(d decimal.Decimal) pgtype.Numeric {
+	return pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}
 }
 
 // orderFromEvent is the row of an order ingress never wrote.
@@ -277,10 +283,9 @@ func writeOrders(ctx context.Context, tx pgx.Tx, orders map[int64]*order) error 
 		                    fulfilled, average_trade_price, fees, status, error_code, reason, client_order_id, passive, source,
 		                    token_id, spent, released, settled_quantity, settled_value, create_date, update_date)
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::bigint[], $7::bool[],
-		                     $8::smallint[], $9::text[]::numeric[], $10::text[]::numeric[], $11::text[]::numeric[],
-		                     $12::text[]::numeric[], $13::text[]::numeric[], $14::smallint[], $15::int[], $16::text[],
-		                     $17::text[], $18::bool[], $19::smallint[], $20::int[], $21::text[]::numeric[], $22::bool[],
-		                     $23::text[]::numeric[], $24::text[]::numeric[], $25::timestamptz[], $26::timestamptz[])
+		                     $8::smallint[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[],
+		                     $14::smallint[], $15::int[], $16::text[], $17::text[], $18::bool[], $19::smallint[], $20::int[],
+		                     $21::numeric[], $22::bool[], $23::numeric[], $24::numeric[], $25::timestamptz[], $26::timestamptz[])
 		ORDER BY 1
 		ON CONFLICT (order_id) DO UPDATE SET
 		    order_type = EXCLUDED.order_type, price = EXCLUDED.price, quantity = EXCLUDED.quantity,
@@ -300,14 +305,14 @@ func writeOrders(ctx context.Context, tx pgx.Tx, orders map[int64]*order) error 
 
 // orderColumns are the rows of writeOrders as column arrays.
 type orderColumns struct {
-	id, user, account, market, slot                         []int64
-	instrument, reason                                      []string
-	buy, passive, released                                  []bool
-	orderType, status, source, token                        []int32
-	price, avg, clientID                                    []*string
-	quantity, fulfilled, fees, spent, settled, settledValue []string
-	code                                                    []*int32
-	created, updated                                        []time.Time
+	id, user, account, market, slot                                     []int64
+	instrument, reason                                                  []string
+	buy, passive, released                                              []bool
+	orderType, status, source, token                                    []int32
+	clientID                                                            []*string
+	price, avg, quantity, fulfilled, fees, spent, settled, settledValue []pgtype.Numeric
+	code                                                                []*int32
+	created, updated                                                    []time.Time
 }
 
 func (c *orderColumns) add(o *order) {
@@ -316,14 +321,13 @@ func (c *orderColumns) add(o *order) {
 	c.buy, c.passive, c.released = append(c.buy, o.buy), append(c.passive, o.passive), append(c.released, o.released)
 	c.orderType, c.status = append(c.orderType, int32(o.orderType)), append(c.status, int32(o.status))
 	c.source, c.token = append(c.source, int32(o.source)), append(c.token, int32(o.token))
-	var price *string
+	var price pgtype.Numeric
 	if o.price != nil {
-		s := o.price.String()
-		price = &s
+		price = numeric(*o.price)
 	}
 	c.price, c.avg, c.clientID = append(c.price, price), append(c.avg, o.averagePrice()), append(c.clientID, o.clientOrderID)
-	c.quantity, c.fulfilled, c.fees = append(c.quantity, o.quantity.String()), append(c.fulfilled, o.fulfilled.String()), append(c.fees, o.fees.String())
-	c.spent, c.settled, c.settledValue = append(c.spent, o.spent.String()), append(c.settled, o.settled.String()), append(c.settledValue, o.settledValue.String())
+	c.quantity, c.fulfilled, c.fees = append(c.quantity, numeric(o.quantity)), append(c.fulfilled, numeric(o.fulfilled)), append(c.fees, numeric(o.fees))
+	c.spent, c.settled, c.settledValue = append(c.spent, numeric(o.spent)), append(c.settled, numeric(o.settled)), append(c.settledValue, numeric(o.settledValue))
 	var code *int32
 	if o.errorCode != nil {
 		v := int32(*o.errorCode)

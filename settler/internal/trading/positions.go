@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/topics"
@@ -45,12 +46,11 @@ func (p *position) touch(at time.Time) {
 	}
 }
 
-func (p *position) averagePrice() *string {
+func (p *position) averagePrice() pgtype.Numeric {
 	if !p.bought.IsPositive() {
-		return nil
+		return pgtype.Numeric{}
 	}
-	s := p.boughtValue.DivRound(p.bought, 18).String()
-	return &s
+	return numeric(p.boughtValue.DivRound(p.bought, 18))
 }
 
 // positionSet holds the positions a batch reads, locks and writes.
@@ -161,22 +161,22 @@ func writePositions(ctx context.Context, tx pgx.Tx, ps positionSet) ([]PositionK
 		return nil, nil
 	}
 	accs, markets, slots := make([]int64, n), make([]int64, n), make([]int64, n)
-	insts, qs, ls, bqs, bvs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	avgs := make([]*string, n)
+	insts := make([]string, n)
+	qs, ls, bqs, bvs, avgs := make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n), make([]pgtype.Numeric, n)
 	expired := make([]bool, n)
 	updated := make([]time.Time, n)
 	for i, k := range keys {
 		p := ps[k]
 		p.locked = decimal.Min(p.quantity, live[k])
 		accs[i], insts[i], markets[i], slots[i] = k.Account, k.Instrument, p.market, p.slot
-		qs[i], ls[i], bqs[i], bvs[i] = p.quantity.String(), p.locked.String(), p.bought.String(), p.boughtValue.String()
+		qs[i], ls[i], bqs[i], bvs[i] = numeric(p.quantity), numeric(p.locked), numeric(p.bought), numeric(p.boughtValue)
 		avgs[i], expired[i], updated[i] = p.averagePrice(), p.expired, p.updated
 	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO positions (account_id, instrument_id, market_id, slot, quantity, locked, bought_quantity, bought_value,
 		                       average_price, expired, update_date)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]::numeric[], $6::text[]::numeric[],
-		                     $7::text[]::numeric[], $8::text[]::numeric[], $9::text[]::numeric[], $10::bool[], $11::timestamptz[])
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::numeric[], $6::numeric[],
+		                     $7::numeric[], $8::numeric[], $9::numeric[], $10::bool[], $11::timestamptz[])
 		ON CONFLICT (account_id, instrument_id) DO UPDATE SET
 		    quantity = EXCLUDED.quantity, locked = EXCLUDED.locked, bought_quantity = EXCLUDED.bought_quantity,
 		    bought_value = EXCLUDED.bought_value, average_price = EXCLUDED.average_price, expired = EXCLUDED.expired,

@@ -25,9 +25,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// start is after the rows the tests insert as ingress (update_date now()),
-// as the matcher's records are in a running system.
-var start = time.Now().Add(time.Hour).Truncate(time.Millisecond)
+var start = time.UnixMilli(1_738_824_000_000)
 
 type harness struct {
 	t     *testing.T
@@ -87,11 +85,15 @@ func (h *harness) apply(recs ...tradingtest.Record) trading.Result {
 
 func (h *harness) audit() []audit.Violation {
 	h.t.Helper()
-	v, err := audit.Run(context.Background(), h.pool, 10, audit.Quiescent)
+	v, err := auditQuiescent(context.Background(), h.pool)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return v
+}
+
+func auditQuiescent(ctx context.Context, pool *pgxpool.Pool) ([]audit.Violation, error) {
+	return audit.Run(ctx, pool, 10, audit.Quiescent)
 }
 
 func (h *harness) mustAudit() {

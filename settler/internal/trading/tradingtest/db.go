@@ -98,10 +98,12 @@ func InsertOrders(t testing.TB, pool *pgxpool.Pool, orders ...*Order) {
 			if o.ClientID != "" {
 				client = &o.ClientID
 			}
+			// Ingress writes the row before the matcher sees the order;
+			// an old date keeps that true for records of any time.
 			_, err := tx.Exec(ctx, `
 				INSERT INTO orders (order_id, user_id, account_id, market_id, instrument_id, slot, side, order_type, price, quantity,
-				                    client_order_id, reserved)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::numeric, $10::numeric, $11, $12::numeric)`,
+				                    client_order_id, reserved, create_date, update_date)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::numeric, $10::numeric, $11, $12::numeric, '2000-01-01', '2000-01-01')`,
 				o.ID, o.Acc.User, o.Acc.Account, topics.MarketID(o.Family, o.Slot), o.Instrument, int64(o.Slot), o.Buy, o.Type,
 				o.Price.String(), o.Quantity.String(), client, o.Reserved.String())
 			if err != nil {

@@ -1,0 +1,501 @@
+package settler_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/matcher"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/internal/audit"
+	"blockspace.exchange/settler/internal/ledger"
+	"blockspace.exchange/settler/internal/trading"
+	"blockspace.exchange/settler/internal/trading/tradingtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+// orderFlow is a random order flow on a few slots, as ingress would take
+// it: each order's row and reservation written before its command.
+type orderFlow struct {
+	rng    *rand.Rand
+	users  []tradingtest.Account
+	slots  []uint64
+	at     time.Time
+	layout topics.SlotLayout
+	orders []*tradingtest.Order
+	// funds is what each user may still reserve.
+	funds map[int64]decimal.Decimal
+}
+
+func newOrderFlow(t *testing.T, seed uint64, users []tradingtest.Account, funds string, slots ...uint64) *orderFlow {
+	layout, err := topics.DefaultLayout(topics.Orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &orderFlow{rng: rand.New(rand.NewPCG(seed, seed+1)), users: users, slots: slots, layout: layout,
+		at: time.Now().Truncate(time.Millisecond), funds: map[int64]decimal.Decimal{}}
+	for _, u := range users {
+		f.funds[u.Account] = decimal.RequireFromString(funds)
+	}
+	return f
+}
+
+func (f *orderFlow) record(t *testing.T, slot uint64, e topics.Envelope, err error) *kgo.Record {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := kafka.NewSlotRecord(topics.Orders, f.layout, slot, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f *orderFlow) next() time.Time {
+	f.at = f.at.Add(time.Millisecond)
+	return f.at
+}
+
+// opens are the market.open commands of both families of every slot,
+// sold by users[i] for slot i.
+func (f *orderFlow) opens(t *testing.T) []*kgo.Record {
+	var out []*kgo.Record
+	for i, slot := range f.slots {
+		seller := f.users[i%len(f.users)]
+		for _, fam := range []topics.Family{topics.WholeBlock, topics.InclusionPreconf} {
+			m := topics.MarketOpen{Slot: slot, Family: fam, SellerUserID: seller.User, SellerAccountID: seller.Account,
+				TotalGas: 2_000_000, TotalPreconf: 1_000_000, BuyFeeRate: "0.001", PrimarySellFeeRate: "0.02", SecondarySellFeeRate: "0.005"}
+			if fam == topics.WholeBlock {
+				m.PriceStep, m.MinPrice, m.MaxPrice = "0.01", "0.01", "10"
+			} else {
+				m.PriceStep, m.MinPrice, m.MaxPrice = "0.000000001", "0.000000001", "0.000001"
+				m.QuantityStep, m.MinQuantity, m.MaxQuantity = "1000", "1000", "1000000"
+			}
+			e, err := m.Envelope(f.next())
+			out = append(out, f.record(t, slot, e, err))
+		}
+	}
+	return out
+}
+
+// commands returns n order commands (places of every type and side, some
+// cancels, some republished) and the orders whose rows ingress wrote.
+func (f *orderFlow) commands(t *testing.T, n int) ([]*kgo.Record, []*tradingtest.Order) {
+	var recs []*kgo.Record
+	var placed []*tradingtest.Order
+	for range n {
+		if len(f.orders) > 0 && f.rng.IntN(10) == 0 {
+			o := f.orders[f.rng.IntN(len(f.orders))]
+			c := topics.OrderCancel{UserID: o.Acc.User, AccountID: o.Acc.Account, InstrumentID: o.Instrument, OrderID: o.ID}
+			e, err := topics.OrderCommandEnvelope(topics.TypeOrderCancel, fmt.Sprintf("cancel-%d-%d", o.ID, len(recs)), f.next(), c)
+			recs = append(recs, f.record(t, o.Slot, e, err))
+			continue
+		}
+		o := f.order()
+		if o == nil {
+			continue
+		}
+		placed = append(placed, o)
+		f.orders = append(f.orders, o)
+		p := topics.OrderPlace{OrderID: o.ID, UserID: o.Acc.User, AccountID: o.Acc.Account, InstrumentID: o.Instrument, Side: o.Buy,
+			OrderType: o.Type, Quantity: o.Quantity.String(), Price: o.Price.String()}
+		e, err := topics.OrderCommandEnvelope(topics.TypeOrderPlace, "place-"+strconv.FormatInt(o.ID, 10), f.next(), p)
+		r := f.record(t, o.Slot, e, err)
+		recs = append(recs, r)
+		if f.rng.IntN(20) == 0 { // the outbox relay republishes it
+			dup := *r
+			recs = append(recs, &dup)
+		}
+	}
+	return recs, placed
+}
+
+// order draws a new order, or nil when its buyer cannot reserve it.
+func (f *orderFlow) order() *tradingtest.Order {
+	slot := f.slots[f.rng.IntN(len(f.slots))]
+	fam := topics.WholeBlock
+	if f.rng.IntN(2) == 0 {
+		fam = topics.InclusionPreconf
+	}
+	o := &tradingtest.Order{ID: int64(1000 + len(f.orders)), Acc: f.users[f.rng.IntN(len(f.users))], Instrument: topics.InstrumentID(fam, slot),
+		Slot: slot, Family: fam, Buy: f.rng.IntN(2) == 0, Type: topics.OrderTypeLimit}
+	switch f.rng.IntN(10) {
+	case 0:
+		o.Type = topics.OrderTypeMarket
+	case 1:
+		o.Type = topics.OrderTypeFillOrKill
+	}
+	k := int64(f.rng.IntN(8))
+	if fam == topics.WholeBlock {
+		o.Price, o.Quantity = decimal.New(50+k, -2), decimal.NewFromInt(1)
+	} else {
+		o.Price, o.Quantity = decimal.New(2+k, -9), decimal.NewFromInt(1000*int64(1+f.rng.IntN(30)))
+	}
+	if o.Buy {
+		o.Reserved = tradingtest.Reservation(o.Price, o.Quantity, decimal.RequireFromString("0.001"))
+		if f.funds[o.Acc.Account].LessThan(o.Reserved) {
+			return nil
+		}
+		f.funds[o.Acc.Account] = f.funds[o.Acc.Account].Sub(o.Reserved)
+	}
+	return o
+}
+
+// closes are the trading_closed ticks of every slot.
+func (f *orderFlow) closes(t *testing.T) []*kgo.Record {
+	var out []*kgo.Record
+	for _, slot := range f.slots {
+		e, err := topics.ClockTick{Slot: slot, Kind: topics.TickTradingClosed}.Envelope(f.next())
+		out = append(out, f.record(t, slot, e, err))
+	}
+	return out
+}
+
+func startMatcher(t *testing.T, brokers []string) {
+	t.Helper()
+	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: brokers, ClientID: "matcher"}, InstanceID: "test", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		m.Close()
+	})
+}
+
+// readTopics returns every committed record of the matcher's topics that
+// the settlement reads, per topic in log order of its partitions.
+func readTopics(t *testing.T, brokers []string) []tradingtest.Record {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: "reader"},
+		kgo.ConsumeTopics(topics.Orders, topics.OrderEvents, topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var out []tradingtest.Record
+	for ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if typ, _, _ := kafka.RecordType(r); !trading.Wanted(r.Topic, typ) {
+				return
+			}
+			e, err := kafka.DecodeRecord(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tradingtest.Record{Topic: r.Topic, Envelope: e})
+		})
+	}
+	return out
+}
+
+func tradingAudit(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	v, err := audit.Run(context.Background(), pool, 10, audit.Quiescent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) > 0 {
+		t.Fatalf("audit: %v", v)
+	}
+}
+
+// TestSettlesTheMatchersOutputExactlyOnce runs the real matcher on a
+// random order flow and the settler beside it; the settler is killed in
+// the middle (client closed without committing, pool dropped) and two
+// instances continue, while duplicates of the matcher's records arrive.
+// At the end every order is settled and released once, each row has its
+// last event's state, the audit (exact locks included) passes, the same
+// records applied directly in other topic orders give the same state, and
+// the account feed holds every posting and the final state of every
+// balance and position.
+func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
+	b, producer := startBroker(t)
+	pool := pgtest.New(t, schema.Migrations())
+	ctx := t.Context()
+	users := tradingtest.Fund(t, pool, 6, "50")
+	startMatcher(t, b.Addrs())
+	flow := newOrderFlow(t, 7, users, "50", 12_000_000, 12_000_001, 12_000_002)
+
+	crashPool, err := postgres.Open(ctx, poolURL(t, pool), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashCtx, crash := context.WithCancel(ctx)
+	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 50)
+	produce(t, producer, flow.opens(t))
+	for range 4 {
+		cmds, placed := flow.commands(t, 150)
+		tradingtest.InsertOrders(t, pool, placed...)
+		produce(t, producer, cmds)
+	}
+	waitFor(t, "some fills settled", func() bool { return count(t, pool, `SELECT count(*) FROM trades`) > 20 })
+	crash()
+	s1.Close()
+	crashPool.Close()
+	<-done1
+	settled := count(t, pool, `SELECT count(*) FROM trades`)
+
+	cmds, placed := flow.commands(t, 200)
+	tradingtest.InsertOrders(t, pool, placed...)
+	produce(t, producer, append(cmds, flow.closes(t)...))
+	var wg sync.WaitGroup
+	var stats []func() int64
+	var stops []func()
+	for range 2 {
+		runCtx, stop := context.WithCancel(ctx)
+		s, done := startSettler(t, runCtx, b.Addrs(), pool, 300)
+		stats = append(stats, func() int64 { return s.TradingStats().Duplicates })
+		stops = append(stops, func() { stop(); s.Close(); <-done })
+	}
+	waitFor(t, "every order settled and released", func() bool {
+		return count(t, pool, `SELECT count(*) FROM trading_slots WHERE phase >= 2`) == 3 &&
+			count(t, pool, `SELECT count(*) FROM orders WHERE NOT released`) == 0
+	})
+	if n := count(t, pool, `SELECT count(*) FROM trades`); n <= settled {
+		t.Fatalf("%d trades after the restart, %d before: the crash came after everything", n, settled)
+	}
+
+	// The matcher's records again, as a producer retrying would send them.
+	recs := readTopics(t, b.Addrs())
+	var dups []*kgo.Record
+	for i, r := range recs {
+		if i%4 == 0 {
+			rec, err := kafka.NewSlotRecord(r.Topic, flow.layout, slotOf(t, r.Envelope), r.Envelope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dups = append(dups, rec)
+		}
+	}
+	state := tradingtest.Snapshot(t, pool)
+	produce(t, producer, dups)
+	waitFor(t, "duplicates passed over", func() bool {
+		return stats[0]()+stats[1]() > 0 && count(t, pool, `SELECT count(*) FROM account_feed`) == 0
+	})
+	for _, stop := range stops {
+		wg.Go(stop)
+	}
+	wg.Wait()
+	if got := tradingtest.Snapshot(t, pool); got != state {
+		t.Fatalf("duplicates changed the state:\n%s", tradingtest.Diff(got, state))
+	}
+	tradingAudit(t, pool)
+	checkLastEvents(t, pool, recs)
+	if n := count(t, pool, `SELECT count(*) FROM journal WHERE kind = 'trade.executed' AND status <> 'applied'`); n != 0 {
+		t.Fatalf("%d fills refused", n)
+	}
+
+	for _, order := range [][]string{
+		{topics.Fills, topics.OrderEvents, topics.Orders},
+		{topics.OrderEvents, topics.Orders, topics.Fills},
+	} {
+		ref := pgtest.New(t, schema.Migrations())
+		tradingtest.Fund(t, ref, len(users), "50")
+		tradingtest.InsertOrders(t, ref, flow.orders...)
+		var sorted []tradingtest.Record
+		for _, topic := range order {
+			for _, r := range recs {
+				if r.Topic == topic {
+					sorted = append(sorted, r)
+				}
+			}
+		}
+		applyDirect(t, ref, sorted, 97)
+		if got := tradingtest.Snapshot(t, ref); got != state {
+			t.Fatalf("topics applied in the order %v give another state:\n%s", order, tradingtest.Diff(got, state))
+		}
+	}
+	checkFeed(t, b.Addrs(), pool)
+}
+
+func slotOf(t *testing.T, e topics.Envelope) uint64 {
+	t.Helper()
+	var p struct {
+		Slot uint64 `json:"slot"`
+	}
+	if err := e.UnmarshalData(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Slot
+}
+
+// applyDirect applies records through trading.Apply in batches of n.
+func applyDirect(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record, n int) {
+	t.Helper()
+	ctx := context.Background()
+	sys, err := ledger.LoadSystem(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(recs) > 0 {
+		k := min(n, len(recs))
+		batch := make([]trading.Record, k)
+		for i, r := range recs[:k] {
+			b, err := topics.Encode(r.Envelope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch[i] = trading.Decode(r.Topic, r.Envelope, b)
+		}
+		recs = recs[k:]
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := trading.Apply(ctx, tx, sys, batch, quiet)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkLastEvents compares each order row with the last event the matcher
+// wrote about it.
+func checkLastEvents(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record) {
+	t.Helper()
+	last := map[int64]topics.OrderEvent{}
+	for _, r := range recs {
+		if r.Topic != topics.OrderEvents || r.Envelope.Type == topics.TypeMarketStatus || r.Envelope.Type == topics.TypeCancelRejected {
+			continue
+		}
+		var ev topics.OrderEvent
+		if err := r.Envelope.UnmarshalData(&ev); err != nil {
+			t.Fatal(err)
+		}
+		last[ev.OrderID] = ev
+	}
+	if len(last) < 100 {
+		t.Fatalf("only %d orders had events", len(last))
+	}
+	statuses := map[int]int{}
+	for id, ev := range last {
+		var status int
+		var fulfilled decimal.Decimal
+		if err := pool.QueryRow(context.Background(), `SELECT status, fulfilled FROM orders WHERE order_id = $1`, id).Scan(&status, &fulfilled); err != nil {
+			t.Fatalf("order %d: %v", id, err)
+		}
+		if status != ev.Status || !fulfilled.Equal(decimal.RequireFromString(ev.Fulfilled)) {
+			t.Errorf("order %d: status %d fulfilled %s, its last event says %d %s", id, status, fulfilled, ev.Status, ev.Fulfilled)
+		}
+		statuses[status]++
+	}
+	for _, s := range []int{topics.OrderStatusDone, topics.OrderStatusExpired, topics.OrderStatusError} {
+		if statuses[s] == 0 {
+			t.Errorf("no order ended with status %d (%v): the flow is too narrow", s, statuses)
+		}
+	}
+}
+
+// checkFeed reads account-events: every posting on a user account is
+// there, and the highest version of each balance and position is the
+// database's state.
+func checkFeed(t *testing.T, brokers []string, pool *pgxpool.Pool) {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: "feed-reader"},
+		kgo.ConsumeTopics(topics.AccountEvents), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	postings := map[int64]bool{}
+	balances := map[string]topics.BalanceChanged{}
+	positions := map[string]topics.PositionChanged{}
+	for ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			e, err := kafka.DecodeRecord(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e.Type {
+			case topics.TypeTransactionPosted:
+				p, err := topics.DecodeTransactionPosted(e)
+				if err != nil || string(r.Key) != strconv.FormatInt(p.UserID, 10) {
+					t.Fatalf("posting %s key %s: %v", e.Data, r.Key, err)
+				}
+				postings[p.TrxID] = true
+			case topics.TypeBalanceChanged:
+				b, err := topics.DecodeBalanceChanged(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := fmt.Sprint(b.AccountID, "/", b.TokenID)
+				if b.Version > balances[k].Version {
+					balances[k] = b
+				}
+			case topics.TypePositionChanged:
+				p, err := topics.DecodePositionChanged(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := fmt.Sprint(p.AccountID, "/", p.InstrumentID)
+				if p.Version > positions[k].Version {
+					positions[k] = p
+				}
+			}
+		})
+	}
+	rows, err := pool.Query(context.Background(), `SELECT p.posting_id FROM postings p JOIN journal j USING (entry_id)
+		JOIN accounts a ON a.account_id = p.account_id WHERE j.kind = 'trade.executed' AND a.user_id IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("%d trade postings: %v", len(ids), err)
+	}
+	for _, id := range ids {
+		if !postings[id] {
+			t.Fatalf("posting %d is not in the feed", id)
+		}
+	}
+	for k, b := range balances {
+		var q, l decimal.Decimal
+		if err := pool.QueryRow(context.Background(), `SELECT quantity, locked FROM account_balances WHERE account_id = $1 AND token_id = $2`,
+			b.AccountID, b.TokenID).Scan(&q, &l); err != nil {
+			t.Fatal(err)
+		}
+		if !q.Equal(decimal.RequireFromString(b.Quantity)) || !l.Equal(decimal.RequireFromString(b.Locked)) {
+			t.Errorf("balance %s: feed %s/%s, database %s/%s", k, b.Quantity, b.Locked, q, l)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM positions p JOIN accounts a USING (account_id) WHERE a.user_id IS NOT NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if len(positions) != n {
+		t.Errorf("%d positions in the feed, %d in the database", len(positions), n)
+	}
+	for k, p := range positions {
+		var q, l decimal.Decimal
+		var expired bool
+		if err := pool.QueryRow(context.Background(), `SELECT quantity, locked, expired FROM positions WHERE account_id = $1 AND instrument_id = $2`,
+			p.AccountID, p.InstrumentID).Scan(&q, &l, &expired); err != nil {
+			t.Fatal(err)
+		}
+		if !q.Equal(decimal.RequireFromString(p.Quantity)) || !l.Equal(decimal.RequireFromString(p.Locked)) || expired != p.Expired {
+			t.Errorf("position %s: feed %+v, database %s/%s expired %v", k, p, q, l, expired)
+		}
+	}
+}
