@@ -50,6 +50,8 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s ./topics/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeAccountEvent -fuzztime 30s ./topics/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/trading/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeJSONBytes -fuzztime 30s ./platform/httpx/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./platform/auth/
 	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime 30s ./ingress/internal/login/
