@@ -63,6 +63,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBundle$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefundQuery$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCancel$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzRecoverSigner$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzWellFormedKey$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzTxParam$$' -fuzztime 30s ./ingress/internal/flow/
+	$(GO) test -run '^$$' -fuzz '^FuzzPathKey$$' -fuzztime 30s ./ingress/internal/flow/
+	$(GO) test -run '^$$' -fuzz '^FuzzResult$$' -fuzztime 30s ./orderflow-relay/internal/stream/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime 30s ./orderflow-relay/internal/builders/
+	$(GO) test -run '^$$' -fuzz '^FuzzBatchErrors$$' -fuzztime 30s ./orderflow-relay/internal/builders/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/trading/
 
 tidy:

@@ -4,11 +4,13 @@ go 1.26.0
 
 replace (
 	blockspace.exchange/platform => ../platform
+	blockspace.exchange/settler => ../settler
 	blockspace.exchange/topics => ../topics
 )
 
 require (
 	blockspace.exchange/platform v0.0.0-00010101000000-000000000000
+	blockspace.exchange/settler v0.0.0-00010101000000-000000000000
 	blockspace.exchange/topics v0.0.0
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/jackc/pgx/v5 v5.12.0
@@ -47,7 +49,7 @@ require (
 	github.com/supranational/blst v0.3.16 // indirect
 	github.com/tklauser/go-sysconf v0.3.12 // indirect
 	github.com/tklauser/numcpus v0.6.1 // indirect
-	github.com/twmb/franz-go/pkg/kadm v1.19.0 // indirect
+	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

@@ -103,14 +103,24 @@ type cancelParam struct {
 }
 
 func (m SearcherMethods) cancelBundle(ctx context.Context, who Identity, param json.RawMessage) (any, error) {
+	uuid, err := ParseCancel(param)
+	if err != nil {
+		return nil, RPCError(err)
+	}
+	return nil, m.publishCancel(ctx, who, uuid)
+}
+
+// ParseCancel reads the parameter of eth_cancelBundle,
+// {"replacementUuid": "<UUID>"} and nothing else. Errors are *ParamError.
+func ParseCancel(param json.RawMessage) (string, error) {
 	var p cancelParam
 	if err := StrictJSON(param, &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
+		return "", paramErr("%v", err)
 	}
 	if !uuidPattern.MatchString(p.ReplacementUUID) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: replacementUuid %q is not a UUID", p.ReplacementUUID)
+		return "", paramErr("replacementUuid %q is not a UUID", p.ReplacementUUID)
 	}
-	return nil, m.publishCancel(ctx, who, p.ReplacementUUID)
+	return p.ReplacementUUID, nil
 }
 
 // publishCancel cancels a replacement group. A cancel of a group the relay

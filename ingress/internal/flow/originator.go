@@ -62,26 +62,39 @@ func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) 
 		refund = &p
 	}
 	switch call.Req.Method {
-	case MethodSendRawTransaction, MethodSendPrivateRawTransaction:
-		var raw string
-		if err := json.Unmarshal(call.Req.Param, &raw); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be a 0x hex string")
+	case MethodSendRawTransaction, MethodSendPrivateRawTransaction, MethodSendPrivateTransaction:
+		raw, err := TxParam(call.Req.Method, call.Req.Param)
+		if err != nil {
+			return nil, err
 		}
 		return o.sendTx(ctx, call.Req.Method, raw, originator, refund)
-	case MethodSendPrivateTransaction:
-		var p struct {
-			Tx             string          `json:"tx"`
-			MaxBlockNumber json.RawMessage `json:"maxBlockNumber"`
-			Preferences    json.RawMessage `json:"preferences"`
-		}
-		if err := of.StrictJSON(call.Req.Param, &p); err != nil || p.Tx == "" {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be {\"tx\": \"0x...\"}")
-		}
-		return o.sendTx(ctx, call.Req.Method, p.Tx, originator, refund)
 	case of.MethodSendBundle:
 		return o.sendBundle(ctx, call.Req.Param, originator, refund)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", call.Req.Method)
+}
+
+// TxParam reads the signed transaction out of the parameter of a
+// single-transaction method: a 0x hex string, or for
+// eth_sendPrivateTransaction {"tx": "0x...", "maxBlockNumber"?,
+// "preferences"?}. Errors are JSON-RPC -32602.
+func TxParam(method string, param json.RawMessage) (string, error) {
+	if method != MethodSendPrivateTransaction {
+		var raw string
+		if err := json.Unmarshal(param, &raw); err != nil {
+			return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be a 0x hex string")
+		}
+		return raw, nil
+	}
+	var p struct {
+		Tx             string          `json:"tx"`
+		MaxBlockNumber json.RawMessage `json:"maxBlockNumber"`
+		Preferences    json.RawMessage `json:"preferences"`
+	}
+	if err := of.StrictJSON(param, &p); err != nil || p.Tx == "" {
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be {\"tx\": \"0x...\"}")
+	}
+	return p.Tx, nil
 }
 
 // authenticate reads the optional key of /v1/<API_KEY>; "" is the open

@@ -71,32 +71,43 @@ func (c Client) SendBundles(ctx context.Context, bs []Bundle) []error {
 		reqs[i] = rpcRequest{JSONRPC: "2.0", ID: i, Method: "eth_sendBundle", Params: []any{b}}
 	}
 	raw, status, err := c.post(ctx, reqs)
-	var resps []rpcResponse
-	if err == nil {
-		if err = json.Unmarshal(raw, &resps); err != nil {
-			err = fmt.Errorf("eth_sendBundle batch to %s: HTTP %d, not a JSON-RPC batch response: %w", c.URL, status, err)
-		}
-	}
 	if err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("eth_sendBundle batch: %w", err)
+		}
+		return errs
+	}
+	return batchErrors(c.URL, status, raw, len(bs))
+}
+
+// batchErrors reads a builder's answer to a batch of n eth_sendBundle
+// calls: one error per call, nil where the builder accepted it. An answer
+// that is not an array of responses fails every call; a call the array
+// does not answer fails.
+func batchErrors(url string, status int, raw []byte, n int) []error {
+	errs := make([]error, n)
+	var resps []rpcResponse
+	if err := json.Unmarshal(raw, &resps); err != nil {
+		err = fmt.Errorf("eth_sendBundle batch to %s: HTTP %d, not a JSON-RPC batch response: %w", url, status, err)
 		for i := range errs {
 			errs[i] = err
 		}
 		return errs
 	}
-	answered := make([]bool, len(bs))
+	answered := make([]bool, n)
 	for _, r := range resps {
-		i, ok := batchIndex(r.ID, len(bs))
-		if !ok {
+		i, ok := batchIndex(r.ID, n)
+		if !ok || answered[i] {
 			continue
 		}
 		answered[i] = true
 		if r.Error != nil {
-			errs[i] = fmt.Errorf("eth_sendBundle to %s: %d %s", c.URL, r.Error.Code, r.Error.Message)
+			errs[i] = fmt.Errorf("eth_sendBundle to %s: %d %s", url, r.Error.Code, r.Error.Message)
 		}
 	}
 	for i, ok := range answered {
 		if !ok {
-			errs[i] = fmt.Errorf("eth_sendBundle to %s: no response for this bundle in the batch", c.URL)
+			errs[i] = fmt.Errorf("eth_sendBundle to %s: no response for this bundle in the batch", url)
 		}
 	}
 	return errs

@@ -159,13 +159,22 @@ func (s *socket) overflow() {
 
 func (s *socket) revoked() { s.closeWith(websocket.ClosePolicyViolation, "API key revoked") }
 
+// closeGrace is how long the writer has to send the close frame before
+// the connection is closed under it.
+const closeGrace = time.Second
+
 // closeWith asks the writer to send a close frame and end the connection.
+// A writer blocked on a peer that stopped reading (the usual reason for an
+// overflow) cannot send it, so the network connection is closed after
+// closeGrace regardless; that unblocks the writer and the reader, and the
+// socket leaves the hub.
 func (s *socket) closeWith(code int, reason string) {
 	s.once.Do(func() {
 		s.closing.Lock()
 		s.closing.code, s.closing.reason = code, reason
 		s.closing.Unlock()
 		close(s.done)
+		time.AfterFunc(closeGrace, func() { _ = s.conn.NetConn().Close() })
 	})
 }
 
@@ -188,7 +197,7 @@ func (s *socket) writeLoop() {
 			s.closing.Lock()
 			msg := websocket.FormatCloseMessage(s.closing.code, s.closing.reason)
 			s.closing.Unlock()
-			_ = s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+			_ = s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeGrace))
 			return
 		}
 		if err != nil {

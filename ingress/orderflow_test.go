@@ -1,0 +1,158 @@
+package ingress_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/kafka"
+	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+type orderflowEdges struct {
+	originator, searcher, accounts *httptest.Server
+	store                          *of.KeyStore
+}
+
+func newOrderflowEdges(t *testing.T) *orderflowEdges {
+	t.Helper()
+	pool := pgtest.New(t, schema.Migrations())
+	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	admin, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(admin), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	env, err := environment.Lookup("dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90},
+		ingress.OrderflowDeps{Pool: pool, Brokers: b.Addrs(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &orderflowEdges{
+		originator: httptest.NewServer(o.OriginatorHandler()),
+		searcher:   httptest.NewServer(o.SearcherHandler()),
+		accounts:   httptest.NewServer(o.AccountsHandler()),
+		store:      of.NewKeyStore(pool),
+	}
+	t.Cleanup(func() {
+		e.originator.Close()
+		e.searcher.Close()
+		e.accounts.Close()
+		o.Close(t.Context())
+	})
+	return e
+}
+
+type rpcReply struct {
+	status int
+	header http.Header
+	body   struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+}
+
+func callRPC(t *testing.T, url, method string, param any, header map[string]string) rpcReply {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": []any{param}})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := rpcReply{status: resp.StatusCode, header: resp.Header}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &r.body); err != nil {
+		t.Fatalf("%s: not JSON-RPC: %s", url, raw)
+	}
+	return r
+}
+
+// TestOrderflowKeysOverHTTP: the partner originator endpoint and the
+// searcher endpoint answer an unknown, a malformed and a revoked API key
+// with HTTP 401 and JSON-RPC -32000 naming the rule, before looking at the
+// call; a live key gets through.
+func TestOrderflowKeysOverHTTP(t *testing.T) {
+	e := newOrderflowEdges(t)
+	live, _, err := e.store.Issue(t.Context(), "0x00000000000000000000000000000000000000a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, _, err := e.store.Issue(t.Context(), "0x00000000000000000000000000000000000000a2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Revoke through the endpoint, as the key's owner does.
+	req, _ := http.NewRequest(http.MethodPost, e.accounts.URL+"/v1/auth/api-keys/revoke", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+revoked)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("revoke: %v %v", resp, err)
+	}
+	unknown, _ := of.NewKey()
+	cancel := map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}
+	badTx := "0x00"
+
+	for _, ep := range []struct {
+		name, url, method string
+		param             any
+	}{
+		{"originator partner", e.originator.URL, "eth_sendRawTransaction", badTx},
+		{"searcher", e.searcher.URL, "eth_cancelBundle", cancel},
+	} {
+		for _, k := range []struct{ name, key string }{{"unknown", unknown}, {"malformed", "ofk_nothex"}, {"revoked", revoked}} {
+			t.Run(ep.name+"/"+k.name, func(t *testing.T) {
+				r := callRPC(t, ep.url+"/v1/"+k.key, ep.method, ep.param, nil)
+				if r.status != http.StatusUnauthorized || r.body.Error == nil || r.body.Error.Code != -32000 ||
+					!strings.Contains(r.body.Error.Message, "unknown or revoked API key") || r.header.Get("X-Request-ID") == "" {
+					t.Fatalf("%d %+v", r.status, r.body.Error)
+				}
+			})
+		}
+	}
+	// The live key passes the key check: the bad transaction is what fails,
+	// and cancelling a group never seen is accepted and changes nothing.
+	if r := callRPC(t, e.originator.URL+"/v1/"+live, "eth_sendRawTransaction", badTx, nil); r.status != 200 || r.body.Error == nil || r.body.Error.Code != -32600 {
+		t.Fatalf("live originator key: %d %+v", r.status, r.body.Error)
+	}
+	r := callRPC(t, e.searcher.URL+"/v1/"+live, "eth_cancelBundle", cancel, nil)
+	if r.status != 200 || r.body.Error != nil || string(r.body.Result) != "null" {
+		t.Fatalf("cancel of an unknown group: %d %s %+v", r.status, r.body.Result, r.body.Error)
+	}
+	// The searcher endpoint has no open form.
+	if r := callRPC(t, e.searcher.URL+"/v1", "eth_cancelBundle", cancel, nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("searcher without key: %d", r.status)
+	}
+}

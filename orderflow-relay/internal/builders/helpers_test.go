@@ -1,0 +1,269 @@
+package builders
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/platform/kafka"
+	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var (
+	chainID  = big.NewInt(1337)
+	rules    = of.Rules{ChainID: chainID}
+	searcher = of.Identity{Address: "0x00000000000000000000000000000000000000c1", Roles: []string{of.RoleSearcher}}
+)
+
+// signed returns a distinct signed transaction of key n with nonce.
+func signed(t testing.TB, n int, nonce uint64) string {
+	t.Helper()
+	key, err := crypto.ToECDSA(common.LeftPadBytes(big.NewInt(int64(1000+n)).Bytes(), 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000000aa")
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{
+		ChainID: chainID, Nonce: nonce, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 21000, To: &to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := tx.MarshalBinary()
+	return hexutil.Encode(b)
+}
+
+func txHash(t testing.TB, raw string) string {
+	t.Helper()
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(hexutil.MustDecode(raw)); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ToLower(tx.Hash().Hex())
+}
+
+// broker starts an embedded Kafka-protocol broker with the topics and
+// returns a producer on it.
+func broker(t *testing.T) (*kgo.Client, []string) {
+	t.Helper()
+	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	return cl, b.Addrs()
+}
+
+// readAll reads n records of topic from its start, in log order within
+// each partition.
+func readAll(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		f := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records of %s", len(out), n, topic)
+		}
+		out = append(out, f.Records()...)
+	}
+	return out
+}
+
+// txRecord returns the record ingress publishes for an originator
+// transaction.
+func txRecordOf(t testing.TB, raw string, refund topics.RefundPolicy) *kgo.Record {
+	t.Helper()
+	tx, err := of.DecodeRawTx(raw, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := topics.OrderflowTx{Hash: tx.Hash.Hex(), Raw: tx.Raw, Tx: tx.Decoded, Refund: refund, Method: "eth_sendRawTransaction", ReceivedAt: time.Now().UnixNano()}
+	return newRecord(t, topics.OrderflowTxs, topics.TypeOrderflowTx, "tx-"+m.Hash, m.Hash, m)
+}
+
+func newRecord(t testing.TB, topic, typ, id, key string, payload any) *kgo.Record {
+	t.Helper()
+	e, err := topics.NewEnvelope(typ, topics.OrderflowVersion, id, time.Now(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := kafka.NewRecord(topic, []byte(key), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// capture is a Producer that keeps the records a searcher method publishes,
+// for tests that do not need the log's order.
+type capture struct {
+	mu   sync.Mutex
+	recs []*kgo.Record
+}
+
+func (c *capture) ProduceSync(_ context.Context, rs ...*kgo.Record) kgo.ProduceResults {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recs = append(c.recs, rs...)
+	out := make(kgo.ProduceResults, len(rs))
+	for i, r := range rs {
+		out[i] = kgo.ProduceResult{Record: r}
+	}
+	return out
+}
+
+// searcherRecord returns the record of one searcher request.
+func searcherRecord(t testing.TB, method string, param any) *kgo.Record {
+	t.Helper()
+	c := &capture{}
+	raw, _ := json.Marshal(param)
+	if _, err := (of.SearcherMethods{Rules: rules, Producer: c}).Call(context.Background(), searcher, jsonrpc.Request{ID: json.RawMessage("1"), Method: method, Param: raw}); err != nil {
+		t.Fatal(err)
+	}
+	return c.recs[0]
+}
+
+// fakeBuilder is a builder's eth_sendBundle/eth_cancelBundle endpoint
+// that applies replacement like builders do: a bundle with a
+// replacementUuid replaces the group's bundle, a cancellation drops it.
+type fakeBuilder struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex // guards the fields below
+	groups  map[string][]string
+	loose   [][]string
+	cancels []string
+	// events are the group actions in the order the builder took them:
+	// the first transaction of a version, or "cancel".
+	events []string
+}
+
+func newFakeBuilder(t *testing.T) *fakeBuilder {
+	b := &fakeBuilder{groups: map[string][]string{}}
+	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+type fakeReq struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params []Bundle        `json:"params"`
+}
+
+func (b *fakeBuilder) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var reqs []fakeReq
+	batch := len(body) > 0 && body[0] == '['
+	if batch {
+		_ = json.Unmarshal(body, &reqs)
+	} else {
+		var one fakeReq
+		_ = json.Unmarshal(body, &one)
+		reqs = []fakeReq{one}
+	}
+	var out []map[string]any
+	b.mu.Lock()
+	for _, q := range reqs {
+		p := q.Params[0]
+		switch q.Method {
+		case "eth_sendBundle":
+			if p.ReplacementUUID != "" {
+				b.groups[p.ReplacementUUID] = p.Txs
+				b.events = append(b.events, p.Txs[0])
+			} else {
+				b.loose = append(b.loose, p.Txs)
+			}
+		case "eth_cancelBundle":
+			b.cancels = append(b.cancels, p.ReplacementUUID)
+			b.events = append(b.events, "cancel")
+			delete(b.groups, p.ReplacementUUID)
+		}
+		out = append(out, map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": map[string]string{"bundleHash": "0x01"}})
+	}
+	b.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if batch {
+		_ = json.NewEncoder(w).Encode(out)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(out[0])
+}
+
+func (b *fakeBuilder) group(uuid string) ([]string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	txs, ok := b.groups[uuid]
+	return txs, ok
+}
+
+// newForwarder returns a forwarder on a fresh database to b.
+func newForwarder(t *testing.T, b *fakeBuilder, batch int) (*Forwarder, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.New(t, schema.Migrations())
+	f := NewForwarder(Config{Batch: batch}, pool, []string{b.srv.URL}, &capture{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return f, pool
+}
+
+// statuses returns the status of every bundle of the group by hash.
+func statuses(t *testing.T, pool *pgxpool.Pool, uuid string) map[string]string {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `SELECT bundle_hash, status FROM orderflow_bundles WHERE replacement_uuid = $1`, uuid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var h, s string
+		if err := rows.Scan(&h, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[h] = s
+	}
+	return out
+}
+
+func bundleRow(t *testing.T, pool *pgxpool.Pool, hash string) (status, reason string) {
+	t.Helper()
+	err := pool.QueryRow(t.Context(), `SELECT status, reason FROM orderflow_bundles WHERE bundle_hash = $1`, strings.ToLower(hash)).Scan(&status, &reason)
+	if err != nil {
+		t.Fatalf("bundle %s: %v", hash, err)
+	}
+	return status, reason
+}

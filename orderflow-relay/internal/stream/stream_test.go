@@ -1,0 +1,201 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type env struct {
+	store *of.KeyStore
+	hub   *Hub
+	url   string // ws://host
+}
+
+func newEnv(t *testing.T, cfg Config) *env {
+	t.Helper()
+	pool := pgtest.New(t, schema.Migrations())
+	store := of.NewKeyStore(pool)
+	hub := NewHub()
+	srv := NewServer(cfg, hub, of.NewKeys(store, 20*time.Millisecond), of.SearcherMethods{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ts := httptest.NewServer(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; ts.Close() })
+	return &env{store: store, hub: hub, url: "ws" + strings.TrimPrefix(ts.URL, "http")}
+}
+
+func (e *env) key(t *testing.T, n int) (string, of.Identity) {
+	t.Helper()
+	key, id, err := e.store.Issue(t.Context(), fmt.Sprintf("0x%040x", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, id
+}
+
+// TestUpgradeRejectsUnknownAndRevokedKeys: no socket opens without a live
+// key; the answer is the HTTP status of the rule, before any upgrade.
+func TestUpgradeRejectsUnknownAndRevokedKeys(t *testing.T) {
+	e := newEnv(t, Config{})
+	revoked, id := e.key(t, 1)
+	if err := e.store.Revoke(t.Context(), id.KeyHash); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _ := of.NewKey()
+	for _, tc := range []struct {
+		name, path string
+		status     int
+	}{
+		{"unknown key", "/v1/" + unknown, http.StatusUnauthorized},
+		{"revoked key", "/v1/" + revoked, http.StatusUnauthorized},
+		{"malformed key", "/v1/not-a-key", http.StatusUnauthorized},
+		{"no key", "/v1", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, resp, err := websocket.DefaultDialer.Dial(e.url+tc.path, nil)
+			if err == nil {
+				conn.Close()
+				t.Fatal("the socket opened")
+			}
+			if resp == nil || resp.StatusCode != tc.status {
+				t.Fatalf("dial: %v, response %v, want %d", err, resp, tc.status)
+			}
+			if e.hub.Len() != 0 {
+				t.Fatalf("%d sockets in the hub", e.hub.Len())
+			}
+		})
+	}
+}
+
+// TestRevokedKeyClosesOpenSocket: a socket whose key is revoked elsewhere
+// is closed with 1008 "API key revoked"; another key's socket stays.
+func TestRevokedKeyClosesOpenSocket(t *testing.T) {
+	e := newEnv(t, Config{RevokeCheck: 20 * time.Millisecond})
+	key, id := e.key(t, 1)
+	other, _ := e.key(t, 2)
+	conn, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	keep, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	if err := e.store.Revoke(t.Context(), id.KeyHash); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	_, _, err = conn.ReadMessage()
+	var ce *websocket.CloseError
+	if !errorsAs(err, &ce) || ce.Code != websocket.ClosePolicyViolation || ce.Text != "API key revoked" {
+		t.Fatalf("after revoke: %v", err)
+	}
+	e.hub.Broadcast([]byte(`[{"hash":"0x01"}]`))
+	_ = keep.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, msg, err := keep.ReadMessage(); err != nil || !bytes.Contains(msg, []byte(`"0x01"`)) {
+		t.Fatalf("the other socket: %v %s", err, msg)
+	}
+}
+
+// TestSlowReaderIsDisconnected: a socket that stops reading fills its
+// TCP buffers, then its bounded queue; it is then closed, and only it: a
+// reader that keeps up gets every notification, in order, and the hub
+// never waits for the slow one.
+func TestSlowReaderIsDisconnected(t *testing.T) {
+	e := newEnv(t, Config{QueueLen: 4, WriteTimeout: time.Minute})
+	key, _ := e.key(t, 1)
+	slow, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close() // never read
+	fast, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	waitSockets(t, e.hub, 2)
+
+	pad := strings.Repeat("ab", 64<<10) // 128 KiB a notification: buffers fill fast
+	const total = 400
+	for i := range total {
+		e.hub.Broadcast([]byte(fmt.Sprintf(`[{"n":%d,"pad":%q}]`, i, pad)))
+		// Pace on the fast reader, so its queue never holds more than one.
+		_ = fast.SetReadDeadline(time.Now().Add(15 * time.Second))
+		_, msg, err := fast.ReadMessage()
+		if err != nil {
+			t.Fatalf("fast reader after %d: %v", i, err)
+		}
+		var note struct {
+			Params struct {
+				Subscription string
+				Result       []struct{ N int }
+			}
+		}
+		if err := json.Unmarshal(msg, &note); err != nil || note.Params.Result[0].N != i || note.Params.Subscription != e.hub.SubscriptionID() {
+			t.Fatalf("notification %d: %v %.80s", i, err, msg)
+		}
+	}
+	if _, dropped := e.hub.Stats(); dropped == 0 {
+		t.Fatalf("%d notifications of %d KiB never overflowed the slow reader's queue", total, len(pad)/1024)
+	}
+	waitSockets(t, e.hub, 1)
+}
+
+func waitSockets(t *testing.T, h *Hub, n int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for h.Len() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sockets, want %d", h.Len(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func errorsAs(err error, target **websocket.CloseError) bool {
+	ce, ok := err.(*websocket.CloseError)
+	if ok {
+		*target = ce
+	}
+	return ok
+}
+
+// FuzzResult: whatever a record carries, the result is a JSON array or
+// an error.
+func FuzzResult(f *testing.F) {
+	f.Add(topics.TypeOrderflowTx, []byte(`{"data":{"hash":"0x01","tx":{"hash":"0x01"}}}`))
+	f.Add(topics.TypeOrderflowOriginatorBundle, []byte(`{"data":{"bundleHash":"0x02","txs":[{"tx":{"a":1}},{"tx":{"b":2}}]}}`))
+	f.Add(topics.TypeOrderflowOriginatorBundle, []byte(`{"data":{"bundleHash":"0x02","txs":[{"tx":null}]}}`))
+	f.Fuzz(func(t *testing.T, typ string, value []byte) {
+		out, key, err := Result(typ, value)
+		if err != nil {
+			return
+		}
+		var arr []json.RawMessage
+		if key == "" || json.Unmarshal(out, &arr) != nil || len(arr) == 0 {
+			t.Fatalf("result %q key %q", out, key)
+		}
+	})
+}
