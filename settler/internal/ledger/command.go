@@ -97,15 +97,3 @@ func positive(s string) (decimal.Decimal, error) {
 	}
 	return d, nil
 }
-
-// nonNegative parses a decimal amount that may be zero.
-func nonNegative(s string) (decimal.Decimal, error) {
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("amount %q is not a decimal", s)
-	}
-	if d.IsNegative() {
-		return decimal.Decimal{}, fmt.Errorf("amount %s is negative", s)
-	}
-	return d, nil
-}
