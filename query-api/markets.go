@@ -17,12 +17,13 @@ import (
 const feedSlots = topics.MarketHorizon + environment.FinalitySlots + 16
 
 // serveMarkets mounts the public market reads and, with Kafka brokers
-// configured, the feed that keeps them current.
-func (s *Service) serveMarkets(engine *gin.Engine, log *slog.Logger) error {
+// configured, the feed that keeps them current; it returns the model for
+// the live feeds.
+func (s *Service) serveMarkets(engine *gin.Engine, log *slog.Logger) (*markets.Model, error) {
 	model := markets.NewModel()
 	model.Register(engine)
 	if len(s.cfg.Kafka.Brokers) == 0 {
-		return nil
+		return model, nil
 	}
 	slot := s.cfg.Environment.SlotLength
 	if slot <= 0 {
@@ -30,8 +31,8 @@ func (s *Service) serveMarkets(engine *gin.Engine, log *slog.Logger) error {
 	}
 	feed, err := markets.NewFeed(s.cfg.Kafka, time.Now().Add(-feedSlots*slot), model, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.feed = feed
-	return nil
+	return model, nil
 }

@@ -19,7 +19,9 @@ import (
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/query-api/internal/board"
 	"blockspace.exchange/query-api/internal/funding"
+	"blockspace.exchange/query-api/internal/live"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/reference"
 	"blockspace.exchange/query-api/internal/trading"
@@ -39,6 +41,8 @@ type Config struct {
 	// the orders, order-events and fills topics; without brokers the
 	// market reads answer empty lists.
 	Kafka kafka.Config
+	// Live tunes the WebSocket at /ws (docs/websocket.md).
+	Live live.Config
 }
 
 // Deps are the resources the caller owns and shares.
@@ -59,6 +63,9 @@ type Service struct {
 	keys   *auth.Verifier
 	users  *user.Reads
 	feed   *markets.Feed
+	// live is the WebSocket at /ws; accounts feeds its private channels.
+	live     *live.Server
+	accounts *live.AccountFeed
 }
 
 // New builds the service and loads what it serves; it fails when
@@ -98,9 +105,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	funding.New(deps.Pool, cfg.Environment.ChainID).Register(engine, auth.Bearer(s.keys), needsDB)
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
 	trading.New(deps.Pool).Register(engine, auth.Bearer(s.keys), needsDB)
-	if err := s.serveMarkets(engine, deps.Logger); err != nil {
+	model, err := s.serveMarkets(engine, deps.Logger)
+	if err != nil {
 		return nil, err
 	}
+	if err := s.serveLive(model, deps, deps.Logger); err != nil {
+		return nil, err
+	}
+	board.Register(engine)
 	engine.GET("/.well-known/jwks.json", s.jwks)
 	engine.GET("/api/v1/openapi.yaml", func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/yaml", api.OpenAPI)
@@ -108,11 +120,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	return s, nil
 }
 
-// Handler is the REST handler of the service.
-func (s *Service) Handler() http.Handler { return s.engine }
+// Handler is the REST handler of the service, with the WebSocket at /ws.
+func (s *Service) Handler() http.Handler { return s.handler() }
 
 // Routes lists the routes the service serves, in the interface's syntax.
-func (s *Service) Routes() []httpx.Route { return engineRoutes(s.engine) }
+func (s *Service) Routes() []httpx.Route { return append(engineRoutes(s.engine), liveRoute) }
 
 // Run keeps caches and keys fresh until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
@@ -121,6 +133,10 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Go(func() { s.users.Run(ctx) })
 	if s.feed != nil {
 		wg.Go(func() { _ = s.feed.Run(ctx) })
+	}
+	wg.Go(func() { _ = s.live.Run(ctx) })
+	if s.accounts != nil {
+		wg.Go(func() { _ = s.accounts.Run(ctx) })
 	}
 	s.ref.Run(ctx, s.cfg.ReferenceRefresh)
 	wg.Wait()

@@ -14,7 +14,6 @@ import (
 
 // recorder keeps what the model published.
 type recorder struct {
-	nopListener
 	books   []BookUpdate
 	tickers []Ticker
 	trades  []Trade

@@ -1,0 +1,49 @@
+package queryapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/query-api/internal/live"
+	"blockspace.exchange/query-api/internal/markets"
+)
+
+// liveRoute is the WebSocket's route. It is served beside the gin engine,
+// not through it: a socket lives for hours and must not hold one of the
+// engine's in-flight request slots, nor be logged and timed as a request.
+var liveRoute = httpx.Route{Method: http.MethodGet, Path: "/ws"}
+
+// serveLive builds the WebSocket over the market model and, with Kafka
+// brokers, the account feed that fills its private channels.
+func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) error {
+	var positions live.PositionReader
+	if deps.Pool != nil {
+		positions = live.PostgresPositions{Pool: deps.Pool}
+	}
+	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Positions: positions,
+		Clock: s.cfg.Environment, Logger: log})
+	if len(s.cfg.Kafka.Brokers) == 0 {
+		return nil
+	}
+	kcfg := s.cfg.Kafka
+	kcfg.ClientID += "-accounts"
+	feed, err := live.NewAccountFeed(kcfg, s.live.Hub(), log)
+	if err != nil {
+		return err
+	}
+	s.accounts = feed
+	return nil
+}
+
+// handler sends GET /ws to the WebSocket and everything else to the
+// engine.
+func (s *Service) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == liveRoute.Path && r.Method == liveRoute.Method {
+			s.live.ServeHTTP(w, r)
+			return
+		}
+		s.engine.ServeHTTP(w, r)
+	})
+}
