@@ -47,8 +47,8 @@ const (
 	DefaultMaxBatch = 5000
 	// TradingGroupSuffix makes the trading consumer's group of Group.
 	TradingGroupSuffix = "-trading"
-	// feedQueue is how many committed batches may wait for Kafka before
-	// the consumers wait for the feed.
+	// feedQueue is how many committed batches' feeds may wait for Kafka;
+	// beyond it they wait in account_feed for the relay.
 	feedQueue = 256
 )
 
@@ -168,7 +168,7 @@ func (s *Settler) applyLedger(ctx context.Context, recs []*kgo.Record) error {
 	if res.Rejected > 0 {
 		s.log.Warn("commands rejected; see journal.reason", "count", res.Rejected)
 	}
-	s.feed.Publish(ctx, fb)
+	s.feed.Publish(fb)
 	return nil
 }
 

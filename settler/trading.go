@@ -48,6 +48,17 @@ func (s *Settler) TradingStats() TradingStats {
 		Events: c.events.Load(), Stale: c.stale.Load(), Released: c.released.Load(), Issued: c.issued.Load(), Invalid: c.invalid.Load()}
 }
 
+// FeedStats are the account feed records sent since start by the
+// publisher and by the relay, and the batches left to the relay because
+// the publisher's queue was full.
+type FeedStats struct{ Published, Relayed, Deferred int64 }
+
+// FeedStats returns what the account feed sent so far.
+func (s *Settler) FeedStats() FeedStats {
+	p, r, d := s.feed.Counts()
+	return FeedStats{Published: p, Relayed: r, Deferred: d}
+}
+
 // applyTrading writes one batch of the trading topics: its settlement, its
 // account feed and the next offsets of its partitions commit together or
 // not at all; the feed is published after the commit.
@@ -75,7 +86,7 @@ func (s *Settler) applyTrading(ctx context.Context, recs []*kgo.Record) error {
 	if res.Rejected > 0 {
 		s.log.Error("fills refused; see journal.reason", "count", res.Rejected)
 	}
-	s.feed.Publish(ctx, fb)
+	s.feed.Publish(fb)
 	return nil
 }
 

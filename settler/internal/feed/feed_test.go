@@ -114,7 +114,7 @@ func TestCollectedFeedIsPublishedOnce(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	p.Publish(ctx, b)
+	p.Publish(b)
 	got := read(t, brokers, 2)
 	post, err := topics.DecodeTransactionPosted(got[postingID(t, pool)])
 	if err != nil || post.Amount != "2.5" || post.Balance != "2.5" || post.Type != ledger.TypeDeposit || post.CreateDate != 1_700_000_000_000 {

@@ -62,7 +62,7 @@ type Publisher struct {
 	// wrote them. RelayEvery is how often the relay looks (2 s).
 	RelayAge, RelayEvery time.Duration
 
-	published, relayed atomic.Int64
+	published, relayed, deferred atomic.Int64
 }
 
 // NewPublisher returns a publisher producing with cl. queue is how many
@@ -71,21 +71,26 @@ func NewPublisher(pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger, queue in
 	return &Publisher{pool: pool, cl: cl, log: log, queue: make(chan *Batch, queue), RelayAge: 10 * time.Second, RelayEvery: 2 * time.Second}
 }
 
-// Publish hands a committed batch's feed to Run. It waits while the queue
-// is full (Kafka slower than the settler); when ctx ends first the batch
-// stays in account_feed for the relay.
-func (p *Publisher) Publish(ctx context.Context, b *Batch) {
+// Publish hands a committed batch's feed to Run. It never waits: when the
+// queue is full (Kafka slower than the settler) the batch stays in
+// account_feed and the relay sends it, so a slow feed never holds up
+// settlement.
+func (p *Publisher) Publish(b *Batch) {
 	if b == nil {
 		return
 	}
 	select {
 	case p.queue <- b:
-	case <-ctx.Done():
+	default:
+		p.deferred.Add(1)
 	}
 }
 
-// Counts are the records sent since start: by the queue and by the relay.
-func (p *Publisher) Counts() (published, relayed int64) { return p.published.Load(), p.relayed.Load() }
+// Counts are the records sent since start by the queue and by the relay,
+// and the batches left to the relay because the queue was full.
+func (p *Publisher) Counts() (published, relayed, deferred int64) {
+	return p.published.Load(), p.relayed.Load(), p.deferred.Load()
+}
 
 // shutdownGrace bounds how long Run keeps sending queued batches after ctx
 // ended.
