@@ -42,6 +42,7 @@ func (s *Stack) PrintBanner(w io.Writer) {
 	fmt.Fprintf(&b, "\nexchange is up (%s, chain %d)\n", s.cfg.Environment.Name, s.cfg.Environment.ChainID)
 	fmt.Fprintf(&b, "  REST base     %s   (try %s/api/v1/p/tokens)\n", a.REST, a.REST)
 	fmt.Fprintf(&b, "  OpenAPI       %s/api/v1/openapi.yaml\n", a.REST)
+	fmt.Fprintf(&b, "  market board  %s/   (live over ws%s/ws)\n", a.REST, strings.TrimPrefix(a.REST, "http"))
 	fmt.Fprintf(&b, "  admin         %s   (/healthz /readyz /metrics)\n", a.Admin)
 	fmt.Fprintf(&b, "  kafka         %s   (%s)\n", strings.Join(a.Kafka, ","), kafkaKind)
 	fmt.Fprintf(&b, "  database      %s   (%s)\n", a.Database, dbKind)
