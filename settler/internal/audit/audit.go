@@ -143,6 +143,9 @@ var TradingChecks = []Check{
 	{"parked fills wait for a slot not issued", `
 		SELECT 'fill ' || p.trade_id || ' is parked, slot ' || p.slot || ' is issued'
 		FROM parked_fills p JOIN trading_slots s USING (slot) WHERE s.issued`},
+	{"fills do not wait long for their slot", `
+		SELECT 'fill ' || trade_id || ' of slot ' || slot || ' waits since ' || parked_at || ' for the slot''s market.open or first market.status'
+		FROM parked_fills WHERE parked_at < now() - interval '10 minutes'`},
 	{"locked funds cover the open reservations", `
 		SELECT 'account ' || b.account_id || ' token ' || b.token_id || ' locks ' || b.locked || ', open orders and withdrawals hold ' || r.held
 		FROM account_balances b JOIN (` + openReservations + `) r USING (account_id, token_id)

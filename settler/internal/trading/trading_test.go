@@ -150,6 +150,26 @@ func (h *harness) order(id int64) orderRow {
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
+// twoUsers is a harness with a seller, whose slot is open with 1,000 gas
+// of preconf, and a buyer.
+func twoUsers(t *testing.T) (h *harness, s *tradingtest.Stream, seller, buyer tradingtest.Account) {
+	h = newHarness(t, 2)
+	s = tradingtest.NewStream(start)
+	s.Open(slot, h.users[0], 1000, tradingtest.DefaultFees)
+	return h, s, h.users[0], h.users[1]
+}
+
+// blockSale has the seller's resting ask for the whole block taken by the
+// buyer's bid at price, with the seller's 1,000 gas.
+func blockSale(s *tradingtest.Stream, seller, buyer tradingtest.Account, price string) (sell, buy *tradingtest.Order) {
+	sell = s.Place(seller, topics.WholeBlock, slot, false, topics.OrderTypeLimit, price, "1")
+	buy = s.Place(buyer, topics.WholeBlock, slot, true, topics.OrderTypeLimit, price, "1")
+	s.Accept(sell, true)
+	s.Accept(buy, false)
+	s.Trade(buy, sell, price, 1, 1000)
+	return sell, buy
+}
+
 func equal(t *testing.T, what string, got, want decimal.Decimal) {
 	t.Helper()
 	if !got.Equal(want) {
@@ -304,10 +324,7 @@ func TestPrimaryAndSecondarySales(t *testing.T) {
 // reservations and locked positions are released, and the slot's
 // positions become expired, also those a later fill creates.
 func TestExpiry(t *testing.T) {
-	h := newHarness(t, 2)
-	seller, buyer := h.users[0], h.users[1]
-	s := tradingtest.NewStream(start)
-	s.Open(slot, seller, 1000, tradingtest.DefaultFees)
+	h, s, seller, buyer := twoUsers(t)
 	ask := s.Place(seller, topics.InclusionPreconf, slot, false, topics.OrderTypeLimit, "0.000000004", "600")
 	bid := s.Place(buyer, topics.InclusionPreconf, slot, true, topics.OrderTypeLimit, "0.000000002", "300")
 	tradingtest.InsertOrders(t, h.pool, ask, bid)
@@ -342,10 +359,7 @@ func TestExpiry(t *testing.T) {
 // TestRejectedBuyReleasesAll: a rejected buy gives back all it reserved;
 // a rejected sell locks nothing.
 func TestRejectedBuyReleasesAll(t *testing.T) {
-	h := newHarness(t, 2)
-	seller, buyer := h.users[0], h.users[1]
-	s := tradingtest.NewStream(start)
-	s.Open(slot, seller, 1000, tradingtest.DefaultFees)
+	h, s, _, buyer := twoUsers(t)
 	buy := s.Place(buyer, topics.WholeBlock, slot, true, topics.OrderTypeLimit, "3", "1")
 	sell := s.Place(buyer, topics.WholeBlock, slot, false, topics.OrderTypeLimit, "3", "1")
 	tradingtest.InsertOrders(t, h.pool, buy, sell)
@@ -367,15 +381,8 @@ func TestRejectedBuyReleasesAll(t *testing.T) {
 // that reached the log without ingress; their fills pay from available
 // funds.
 func TestOrdersIngressNeverWrote(t *testing.T) {
-	h := newHarness(t, 2)
-	seller, buyer := h.users[0], h.users[1]
-	s := tradingtest.NewStream(start)
-	s.Open(slot, seller, 1000, tradingtest.DefaultFees)
-	sell := s.Place(seller, topics.WholeBlock, slot, false, topics.OrderTypeLimit, "1", "1")
-	buy := s.Place(buyer, topics.WholeBlock, slot, true, topics.OrderTypeLimit, "1", "1")
-	s.Accept(sell, true)
-	s.Accept(buy, false)
-	s.Trade(buy, sell, "1", 1, 1000)
+	h, s, seller, buyer := twoUsers(t)
+	_, buy := blockSale(s, seller, buyer, "1")
 	h.apply(s.Records...)
 	if r := h.order(buy.ID); r.status != topics.OrderStatusDone || !r.released || !r.reserved.IsZero() || !r.spent.Equal(dec("1.001")) {
 		t.Fatalf("buy %+v", r)
@@ -391,15 +398,8 @@ func TestOrdersIngressNeverWrote(t *testing.T) {
 // TestRefusedFill: a fill the buyer cannot pay changes nothing; its
 // journal entry says why and the audit reports it.
 func TestRefusedFill(t *testing.T) {
-	h := newHarness(t, 2)
-	seller, buyer := h.users[0], h.users[1]
-	s := tradingtest.NewStream(start)
-	s.Open(slot, seller, 1000, tradingtest.DefaultFees)
-	sell := s.Place(seller, topics.WholeBlock, slot, false, topics.OrderTypeLimit, "50", "1")
-	buy := s.Place(buyer, topics.WholeBlock, slot, true, topics.OrderTypeLimit, "50", "1")
-	s.Accept(sell, true)
-	s.Accept(buy, false)
-	s.Trade(buy, sell, "50", 1, 1000)
+	h, s, seller, buyer := twoUsers(t)
+	blockSale(s, seller, buyer, "50")
 	res := h.apply(s.Records...)
 	if res.Rejected != 1 || res.Fills != 0 {
 		t.Fatalf("result %+v", res)
@@ -564,4 +564,33 @@ func interleave(rng *rand.Rand, s *tradingtest.Stream, dups bool) []tradingtest.
 		}
 	}
 	return out
+}
+
+// TestFillsWaitForTheirSlot: fills that arrive before their slot's
+// market.open wait in parked_fills (the audit reports them once they wait
+// too long) and are settled by the batch that issues the slot.
+func TestFillsWaitForTheirSlot(t *testing.T) {
+	h, s, seller, buyer := twoUsers(t)
+	sell, buy := blockSale(s, seller, buyer, "1")
+	tradingtest.InsertOrders(t, h.pool, sell, buy)
+	if res := h.apply(s.Topic(topics.Fills)...); res.Parked != 1 || res.Fills != 0 {
+		t.Fatalf("fill before its slot: %+v", res)
+	}
+	if res := h.apply(s.Topic(topics.OrderEvents)...); res.Fills != 0 || res.Released != 0 {
+		t.Fatalf("events before market.open: %+v", res)
+	}
+	if _, err := h.pool.Exec(context.Background(), `UPDATE parked_fills SET parked_at = now() - interval '11 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	if v := h.audit(); len(v) != 1 || v[0].Check != "fills do not wait long for their slot" {
+		t.Fatalf("audit %v", v)
+	}
+	res := h.apply(s.Topic(topics.Orders)...)
+	if res.Issued != 1 || res.Fills != 1 || res.Released != 2 {
+		t.Fatalf("market.open: %+v", res)
+	}
+	if q, _, _, _ := h.position(buyer.Account, wb); !q.Equal(dec("1")) {
+		t.Fatalf("buyer holds %s", q)
+	}
+	h.mustAudit()
 }
