@@ -103,30 +103,48 @@ func short(s string) string {
 	return s
 }
 
-// quantity parses a positive amount with at most the token's decimals.
-func (s *Service) quantity(ctx context.Context, name, raw string, tokenID int64) (decimal.Decimal, bool, error) {
+// quantity parses a positive amount with at most the token's decimals;
+// known is false when the token does not exist.
+func (s *Service) quantity(ctx context.Context, name, raw string, tokenID int64) (q decimal.Decimal, known bool, err error) {
+	if q, err = parseQuantity(name, raw); err != nil {
+		return decimal.Decimal{}, false, err
+	}
+	if known, err = s.fitsToken(ctx, name, raw, q, tokenID); err != nil || !known {
+		return decimal.Decimal{}, known, err
+	}
+	return q, true, nil
+}
+
+// parseQuantity reads a positive decimal amount of at most 80 characters.
+func parseQuantity(name, raw string) (decimal.Decimal, error) {
 	if raw == "" {
-		return decimal.Decimal{}, false, httpx.Invalid("%s is required", name)
+		return decimal.Decimal{}, httpx.Invalid("%s is required", name)
 	}
 	q, err := decimal.NewFromString(raw)
 	if err != nil || len(raw) > 80 {
-		return decimal.Decimal{}, false, httpx.Invalid("%s must be a decimal number, got %q", name, short(raw))
+		return decimal.Decimal{}, httpx.Invalid("%s must be a decimal number, got %q", name, short(raw))
 	}
 	if !q.IsPositive() {
-		return decimal.Decimal{}, false, httpx.Invalid("%s must be positive, got %s", name, q)
+		return decimal.Decimal{}, httpx.Invalid("%s must be positive, got %s", name, q)
 	}
+	return q, nil
+}
+
+// fitsToken checks that q (read from raw) has at most the decimals of
+// token tokenID; known is false when there is no such token.
+func (s *Service) fitsToken(ctx context.Context, name, raw string, q decimal.Decimal, tokenID int64) (known bool, err error) {
 	var decimals int32
 	err = s.pool.QueryRow(ctx, `SELECT decimals FROM tokens WHERE token_id = $1`, tokenID).Scan(&decimals)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return decimal.Decimal{}, false, nil
+		return false, nil
 	}
 	if err != nil {
-		return decimal.Decimal{}, false, fmt.Errorf("read token %d: %w", tokenID, err)
+		return false, fmt.Errorf("read token %d: %w", tokenID, err)
 	}
 	if !q.Equal(q.Truncate(decimals)) {
-		return decimal.Decimal{}, true, httpx.Invalid("%s %s has more than the %d decimals of token %d", name, raw, decimals, tokenID)
+		return true, httpx.Invalid("%s %s has more than the %d decimals of token %d", name, raw, decimals, tokenID)
 	}
-	return q, true, nil
+	return true, nil
 }
 
 // reserve locks amount in an account's balance if it is available. It

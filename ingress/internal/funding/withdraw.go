@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
@@ -27,10 +28,33 @@ const (
 
 // withdrawItem is one item of the withdraw body.
 type withdrawItem struct {
-	AccountID json.Number `json:"accountId"`
-	ChainID   json.Number `json:"chainId"`
-	TokenID   json.Number `json:"tokenId"`
-	Quantity  json.Number `json:"quantity"`
+	AccountID jsonText `json:"accountId"`
+	ChainID   jsonText `json:"chainId"`
+	TokenID   jsonText `json:"tokenId"`
+	Quantity  jsonText `json:"quantity"`
+}
+
+// jsonText is a field's value as text: a JSON string's content, or any
+// other JSON value as written. The field's own check then says what is
+// wrong with it ("item 0: quantity must be a decimal number, got …")
+// rather than the decoder.
+type jsonText string
+
+// UnmarshalJSON keeps the value as text; null is empty.
+func (v *jsonText) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*v = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*v = jsonText(s)
+	default:
+		*v = jsonText(b)
+	}
+	return nil
 }
 
 // FailedRequest is the FailedWithdrawRequest resource.
@@ -88,24 +112,45 @@ func (s *Service) withdraw(c *gin.Context) {
 	httpx.OK(c, gin.H{"submittedRequestIds": submitted, "failedRequests": failed})
 }
 
+// parseWithdraw reads the body, then checks each item's token.
 func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
 	var raw []withdrawItem
 	if err := httpx.DecodeJSON(c, &raw); err != nil {
 		return nil, err
 	}
-	if len(raw) == 0 || len(raw) > s.cfg.MaxWithdrawItems {
-		return nil, httpx.Invalid("body must be a JSON array of 1 to %d withdraw requests, got %d", s.cfg.MaxWithdrawItems, len(raw))
+	items, err := withdrawItems(raw, s.cfg.MaxWithdrawItems)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range items {
+		known, err := s.fitsToken(c, fmt.Sprintf("item %d: quantity", i), string(raw[i].Quantity), w.quantity, w.tokenID)
+		if err != nil {
+			return nil, err
+		}
+		if !known {
+			return nil, httpx.Refused(CodeWithdrawBadToken, "error.withdraw.invalidToken", "item %d: tokenId %d is not a known token", i, w.tokenID)
+		}
+	}
+	return items, nil
+}
+
+// withdrawItems checks the decoded body: 1 to max items, each with
+// positive integer ids and a positive decimal quantity. It reads nothing
+// from the database; the tokens are checked afterwards.
+func withdrawItems(raw []withdrawItem, max int) ([]withdrawal, error) {
+	if len(raw) == 0 || len(raw) > max {
+		return nil, httpx.Invalid("body must be a JSON array of 1 to %d withdraw requests, got %d", max, len(raw))
 	}
 	out := make([]withdrawal, len(raw))
 	for i, it := range raw {
 		var err error
-		field := func(name string, n json.Number) int64 {
+		field := func(name string, text jsonText) int64 {
 			if err != nil {
 				return 0
 			}
-			v, e := n.Int64()
+			v, e := strconv.ParseInt(string(text), 10, 64)
 			if e != nil || v <= 0 {
-				err = httpx.Invalid("item %d: %s must be a positive integer, got %q", i, name, short(n.String()))
+				err = httpx.Invalid("item %d: %s must be a positive integer, got %q", i, name, short(string(text)))
 			}
 			return v
 		}
@@ -115,14 +160,9 @@ func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
 		if err != nil {
 			return nil, err
 		}
-		q, known, err := s.quantity(c, fmt.Sprintf("item %d: quantity", i), it.Quantity.String(), out[i].tokenID)
-		if err != nil {
+		if out[i].quantity, err = parseQuantity(fmt.Sprintf("item %d: quantity", i), string(it.Quantity)); err != nil {
 			return nil, err
 		}
-		if !known {
-			return nil, httpx.Refused(CodeWithdrawBadToken, "error.withdraw.invalidToken", "item %d: tokenId %d is not a known token", i, out[i].tokenID)
-		}
-		out[i].quantity = q
 	}
 	return out, nil
 }

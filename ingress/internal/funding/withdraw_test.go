@@ -1,0 +1,68 @@
+package funding
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"blockspace.exchange/platform/httpx"
+)
+
+// FuzzWithdrawBody feeds outside bytes to the withdraw body's decoding
+// and checks, as the handler runs them before it reads the database. They
+// never panic; a body they accept is 1 to 20 items with positive ids and
+// a positive quantity each; anything else is a 400 with code 1001 whose
+// message says what is wrong.
+func FuzzWithdrawBody(f *testing.F) {
+	for _, s := range []string{
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "0.25"}]`,
+		`[{"accountId": 11, "chainId": 1, "tokenId": 1, "quantity": 1.5}, {"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "2"}]`,
+		`[]`, `{}`, `[{}]`, `null`, `[null]`, `[{"accountId": -1, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`,
+		`[{"accountId": 1e3, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`,
+		`[{"accountId": 9223372036854775808, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "0"}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "-0.1"}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "1e400"}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "` + strings.Repeat("9", 100) + `"}]`,
+		`[{"accountId": "11", "chainId": 1337, "tokenId": 1, "quantity": "1"}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "1"}] x`,
+		`[{"accountId": true, "chainId": [1], "tokenId": {"a": 1}, "quantity": null}]`,
+		`[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "1,5"}]`,
+		`[{"accountId": "11", "chainId": "1337", "tokenId": "1", "quantity": "\u0031"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var raw []withdrawItem
+		if err := httpx.DecodeJSONBytes(body, &raw); err != nil {
+			requireInvalid(t, err)
+			return
+		}
+		items, err := withdrawItems(raw, 20)
+		if err != nil {
+			requireInvalid(t, err)
+			if len(raw) > 0 && len(raw) <= 20 && !strings.HasPrefix(err.Error(), "item ") {
+				t.Fatalf("message %q does not name the item", err)
+			}
+			return
+		}
+		if len(items) != len(raw) || len(items) == 0 || len(items) > 20 {
+			t.Fatalf("%d items from %d", len(items), len(raw))
+		}
+		for i, w := range items {
+			if w.accountID <= 0 || w.chainID <= 0 || w.tokenID <= 0 || !w.quantity.IsPositive() {
+				t.Fatalf("item %d accepted as %+v", i, w)
+			}
+		}
+	})
+}
+
+// requireInvalid checks that err is a 400 with code 1001 and a message.
+func requireInvalid(t *testing.T, err error) {
+	t.Helper()
+	var he *httpx.Error
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != httpx.CodeValidation || he.Message == "" {
+		t.Fatalf("error %v is not a 400 validation error", err)
+	}
+}
