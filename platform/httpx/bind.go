@@ -54,7 +54,8 @@ func DecodeJSONBytes(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return Invalid("%s", describeJSONError(err))
 	}
-	if dec.More() {
+	// dec.More is false before a stray ']' or '}', so look at the rest.
+	if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return Invalid("request body holds data after the JSON document")
 	}
 	return nil

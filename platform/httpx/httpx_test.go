@@ -298,7 +298,7 @@ func TestQueryBool(t *testing.T) {
 }
 
 func FuzzDecodeJSONBytes(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `[`, `"x"`, `{"a":"b"} x`, ``, "\x00"} {
+	for _, s := range []string{`{}`, `{"a":1}`, `[`, `"x"`, `{"a":"b"} x`, `{"a":"1"}]`, ``, "\x00"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -308,6 +308,9 @@ func FuzzDecodeJSONBytes(f *testing.F) {
 		}
 		err := DecodeJSONBytes(body, &v)
 		if err == nil {
+			if !json.Valid(body) {
+				t.Fatalf("accepted a body that is not one JSON document: %q", body)
+			}
 			return
 		}
 		var appErr *Error
