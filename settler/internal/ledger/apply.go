@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
@@ -696,11 +698,17 @@ func (b *batch) writeRejections(ctx context.Context) error {
 	return nil
 }
 
+// truncate bounds a reason to n bytes of valid UTF-8: Postgres refuses
+// invalid text, and a refused write would stop the batch for good.
 func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (b *batch) writeDeposits(ctx context.Context) error {
