@@ -20,6 +20,7 @@ deps:
 	@bash scripts/ensure-kcat.sh
 	@bash scripts/ensure-compose.sh
 	@bash scripts/ensure-e2e.sh
+	@bash scripts/ensure-chromium.sh
 
 # Modules that hold no Go package yet are passed over.
 CODE_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))

@@ -69,6 +69,7 @@ export async function startStack(env = {}) {
     orderflow: `http://${addr(orderflow)}`,
     devBuilder: `http://${addr(builder)}`,
     chainRPC: `http://${addr(chain)}`,
+    kafka: addr(kafka),
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

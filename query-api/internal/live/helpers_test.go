@@ -27,7 +27,7 @@ import (
 // harness is a WebSocket server over a market model, with a verifier
 // whose signing key the test holds.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	model  *markets.Model
 	srv    *Server
 	http   *httptest.Server
@@ -40,7 +40,7 @@ type harness struct {
 	n      int // envelope ids
 }
 
-func newHarness(t *testing.T, cfg Config, positions PositionReader) *harness {
+func newHarness(t testing.TB, cfg Config, positions PositionReader) *harness {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -120,7 +120,7 @@ func orderEvent(user, id int64, instrument string, buy bool, price, qty, done st
 
 // client is one test WebSocket.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn *websocket.Conn
 }
 
@@ -215,7 +215,7 @@ func (c *client) subscribe(args ...map[string]string) {
 	c.send(map[string]any{"op": "subscribe", "args": args})
 }
 
-func decodeP[T any](t *testing.T, m msg) T {
+func decodeP[T any](t testing.TB, m msg) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(m.P, &v); err != nil {

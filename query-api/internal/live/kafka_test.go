@@ -21,14 +21,14 @@ import (
 
 // broker is an in-process Kafka-protocol broker with the catalog's topics.
 type broker struct {
-	t      *testing.T
+	t      testing.TB
 	cfg    kafka.Config
 	cl     *kgo.Client
 	layout topics.SlotLayout
 	n      int
 }
 
-func startBroker(t *testing.T) *broker {
+func startBroker(t testing.TB) *broker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -274,7 +274,7 @@ func sameBook(a, b markets.Book) bool {
 	return true
 }
 
-func waitFor(t *testing.T, ok func() bool) {
+func waitFor(t testing.TB, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !ok() {

@@ -142,6 +142,9 @@ func TestSubscribeQueryUnsubscribe(t *testing.T) {
 	if len(got) != 2 || got[0].E != ChannelBook || got[1].E != ChannelTrade {
 		t.Fatalf("pushes: %v", got)
 	}
+	if !strings.Contains(got[0].raw, `"asks":[]`) {
+		t.Fatalf("an unchanged side must be an empty array, not null: %s", got[0].raw)
+	}
 	up := decodeP[markets.BookUpdate](t, got[0])
 	if up.Seq != book.Seq+1 || len(up.Bids) != 1 || up.Bids[0] != (markets.Level{Price: "2.1", Quantity: "1", Orders: 1}) {
 		t.Fatalf("update: %s after seq %d", got[0].raw, book.Seq)

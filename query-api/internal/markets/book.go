@@ -127,6 +127,7 @@ func (b *book) isDirty() bool { return len(b.dirty[bids])+len(b.dirty[asks]) > 0
 // take returns the changed levels, in book order, and clears dirty.
 func (b *book) take() (changed [2][]Level) {
 	for side := range b.dirty {
+		changed[side] = make([]Level, 0, len(b.dirty[side]))
 		for key := range b.dirty[side] {
 			if l := b.levels[side][key]; l != nil {
 				changed[side] = append(changed[side], l.view())

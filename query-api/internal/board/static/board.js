@@ -138,8 +138,8 @@
 
   function loadBook(b) {
     state.book = { instrumentId: b.instrumentId, seq: b.seq, bids: new Map(), asks: new Map(), fresh: new Set() };
-    for (const l of b.bids) state.book.bids.set(l[0], l);
-    for (const l of b.asks) state.book.asks.set(l[0], l);
+    for (const l of b.bids || []) state.book.bids.set(l[0], l);
+    for (const l of b.asks || []) state.book.asks.set(l[0], l);
     renderBook();
   }
 
@@ -153,7 +153,7 @@
     }
     b.seq = u.seq;
     b.fresh = new Set();
-    for (const [side, levels] of [[b.bids, u.bids], [b.asks, u.asks]]) {
+    for (const [side, levels] of [[b.bids, u.bids || []], [b.asks, u.asks || []]]) {
       for (const l of levels) {
         if (Number(l[1]) === 0) side.delete(l[0]);
         else { side.set(l[0], l); b.fresh.add(l[0]); }
