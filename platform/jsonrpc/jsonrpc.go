@@ -98,32 +98,59 @@ func Parse(body []byte) (Request, json.RawMessage, *Error) {
 var errNotJSON = errors.New("body is not valid JSON")
 
 // members splits the request object into its members, refusing repeats.
+// body is checked with json.Valid first; on valid JSON a single pass over
+// the bytes finds each member's name and raw value (scan.go), without the
+// allocations of a json.Decoder walk.
 func members(body []byte) (map[string]json.RawMessage, error) {
 	if !json.Valid(body) {
 		return nil, errNotJSON
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, _ := dec.Token()
-	if tok != json.Delim('{') {
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
 		return nil, errors.New("request is not a JSON object")
 	}
 	fields := make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		tok, err := dec.Token()
+	i = skipSpace(body, i+1)
+	if body[i] == '}' {
+		return fields, nil
+	}
+	for {
+		end := skipValue(body, i) // the member name, a string
+		name, err := memberName(body[i:end])
 		if err != nil {
 			return nil, err
 		}
-		name, _ := tok.(string)
 		if _, dup := fields[name]; dup {
 			return nil, fmt.Errorf("member %q appears twice", name)
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
+		i = skipSpace(body, skipSpace(body, end)+1) // past ':'
+		end = skipValue(body, i)
+		fields[name] = json.RawMessage(body[i:end])
+		i = skipSpace(body, end)
+		if body[i] == '}' {
+			return fields, nil
 		}
-		fields[name] = raw
+		i = skipSpace(body, i+1) // past ','
 	}
-	return fields, nil
+}
+
+// memberName decodes a member name; plain ASCII names without escapes
+// are used as they are, others decode as encoding/json decodes them
+// (invalid UTF-8 becomes U+FFFD).
+func memberName(raw []byte) (string, error) {
+	plain := true
+	for _, c := range raw {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var name string
+	err := json.Unmarshal(raw, &name)
+	return name, err
 }
 
 func fromMembers(fields map[string]json.RawMessage) (Request, *Error) {
@@ -145,15 +172,11 @@ func fromMembers(fields map[string]json.RawMessage) (Request, *Error) {
 	if err := json.Unmarshal(fields["method"], &method); err != nil || method == "" {
 		return Request{}, Errorf(CodeInvalidRequest, "invalid request: method must be a non-empty string")
 	}
-	raw, ok := fields["params"]
+	param, ok := singleElement(fields["params"])
 	if !ok {
 		return Request{}, Errorf(CodeInvalidParams, "invalid params: params must be an array of one element")
 	}
-	var params []json.RawMessage
-	if err := json.Unmarshal(raw, &params); err != nil || len(params) != 1 {
-		return Request{}, Errorf(CodeInvalidParams, "invalid params: params must be an array of one element")
-	}
-	return Request{ID: id, Method: method, Param: params[0]}, nil
+	return Request{ID: id, Method: method, Param: param}, nil
 }
 
 // validID accepts a JSON string or a JSON integer that fits an int64.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -37,6 +38,27 @@ func Publish(ctx context.Context, p Producer, topic, typ, id, key string, payloa
 		return fmt.Errorf("publish %s: %w", typ, err)
 	}
 	return nil
+}
+
+// PublishTx publishes an originator transaction (orderflow.tx, id
+// "tx-<hash>", key the hash) and waits for the broker's acknowledgement.
+// It is Publish for the hottest message: the payload is encoded without
+// reflection.
+func PublishTx(ctx context.Context, p Producer, m *topics.OrderflowTx, at time.Time) error {
+	value := topics.AppendEnvelopeHead(make([]byte, 0, 1536), topics.TypeOrderflowTx, topics.OrderflowVersion, "tx-"+m.Hash, at.UnixMilli())
+	value = append(m.AppendJSON(value), '}')
+	rec := &kgo.Record{Topic: topics.OrderflowTxs, Key: []byte(m.Hash), Value: value, Headers: txHeaders}
+	if err := p.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("publish %s: %w", topics.TypeOrderflowTx, err)
+	}
+	return nil
+}
+
+// txHeaders are the record headers of every orderflow.tx (shared, never
+// changed).
+var txHeaders = []kgo.RecordHeader{
+	{Key: topics.HeaderType, Value: []byte(topics.TypeOrderflowTx)},
+	{Key: topics.HeaderVersion, Value: []byte(strconv.Itoa(topics.OrderflowVersion))},
 }
 
 // Searcher methods (interface.md "Private orderflow: searchers").

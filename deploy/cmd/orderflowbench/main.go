@@ -22,6 +22,7 @@ import (
 	"math/big"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,7 @@ func main() {
 	socketList := flag.String("sockets", "1,100,1000", "searcher socket counts for the fan-out runs")
 	rate := flag.Int("rate", 200, "transactions per second during fan-out runs")
 	perRun := flag.Int("txs", 400, "transactions per fan-out run")
+	flag.StringVar(&profilePrefix, "cpuprofile", "", "write a CPU profile of each measured phase (stack and clients) to <prefix>.<phase>.pprof")
 	flag.Parse()
 	if err := run(*workers, *duration, *socketList, *rate, *perRun); err != nil {
 		fmt.Fprintln(os.Stderr, "orderflowbench:", err)
@@ -54,10 +56,29 @@ func main() {
 	}
 }
 
+// profilePrefix is the -cpuprofile flag: "" profiles nothing.
+var profilePrefix string
+
+// profile starts a CPU profile of one phase when -cpuprofile is set; the
+// returned function ends it.
+func profile(phase string) (func(), error) {
+	if profilePrefix == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(profilePrefix + "." + phase + ".pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 type bench struct {
 	a      devstack.OrderflowAddresses
 	client *http.Client
-	key    *big.Int
 	nonce  atomic.Uint64
 }
 
@@ -147,7 +168,12 @@ func (b *bench) send(raw string) error {
 func (b *bench) throughput(workers int, d time.Duration) error {
 	estimate := int(d.Seconds()*30000) + 1000
 	txs := b.signAll(estimate)
-	measure := func(name string, next func(i int) string) (float64, error) {
+	measure := func(name, phase string, next func(i int) string) (float64, error) {
+		stop, err := profile(phase)
+		if err != nil {
+			return 0, err
+		}
+		defer stop()
 		var idx atomic.Int64
 		var firstErr atomic.Value
 		deadline := time.Now().Add(d)
@@ -176,11 +202,11 @@ func (b *bench) throughput(workers int, d time.Duration) error {
 		fmt.Printf("  %-44s %9.0f /s  (%d in %s)\n", name, rps, n, time.Since(start).Round(time.Millisecond))
 		return rps, nil
 	}
-	subject, err := measure("submissions (decode, check, publish, ack)", func(i int) string { return txs[i] })
+	subject, err := measure("submissions (decode, check, publish, ack)", "submissions", func(i int) string { return txs[i] })
 	if err != nil {
 		return err
 	}
-	base, err := measure("baseline: repeats (decode, check, no publish)", func(i int) string { return txs[i%64] })
+	base, err := measure("baseline: repeats (decode, check, no publish)", "repeats", func(i int) string { return txs[i%64] })
 	if err != nil {
 		return err
 	}
@@ -261,8 +287,7 @@ func (b *bench) fanout(key string, n, rate, perRun int) error {
 				if i < 0 {
 					continue
 				}
-				h := string(msg[i+8 : i+8+66])
-				if idx, ok := hashes[h]; ok {
+				if idx, ok := hashes[string(msg[i+8:i+8+66])]; ok {
 					local = append(local, time.Duration(now-sent[idx].Load()))
 					if got.Add(1) == int64(n*perRun) {
 						break
@@ -275,6 +300,11 @@ func (b *bench) fanout(key string, n, rate, perRun int) error {
 		})
 	}
 	time.Sleep(300 * time.Millisecond)
+	stop, err := profile(fmt.Sprintf("fanout-%d", n))
+	if err != nil {
+		return err
+	}
+	defer stop()
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	for i, raw := range txs {
 		<-tick.C

@@ -157,11 +157,12 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 	if !o.seen.Claim(hash) {
 		return hash, nil // the same transaction again: accepted once
 	}
+	now := time.Now()
 	msg := topics.OrderflowTx{
 		Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
-		Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: time.Now().UnixNano(),
+		Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixNano(),
 	}
-	if err := of.Publish(ctx, o.producer, topics.OrderflowTxs, topics.TypeOrderflowTx, "tx-"+hash, hash, msg); err != nil {
+	if err := of.PublishTx(ctx, o.producer, &msg, now); err != nil {
 		o.seen.Release(hash)
 		return nil, unavailable(err)
 	}

@@ -6,11 +6,10 @@ package stream
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"sync"
 	"sync/atomic"
-
-	"github.com/gorilla/websocket"
 )
 
 // Hub holds the open sockets. Broadcast encodes a notification once and
@@ -87,21 +86,36 @@ func Notification(subID string, result []byte) []byte {
 	return append(append(out, result...), noteSuffix...)
 }
 
+// TextFrame returns payload as one complete, final WebSocket text frame
+// as a server sends it (RFC 6455 section 5.2: no mask, the length in 7,
+// 16 or 64 bits).
+func TextFrame(payload []byte) []byte {
+	n := len(payload)
+	var out []byte
+	switch {
+	case n <= 125:
+		out = append(make([]byte, 0, 2+n), 0x81, byte(n))
+	case n <= 0xFFFF:
+		out = append(make([]byte, 0, 4+n), 0x81, 126, byte(n>>8), byte(n))
+	default:
+		out = append(make([]byte, 0, 10+n), 0x81, 127)
+		out = binary.BigEndian.AppendUint64(out, uint64(n))
+	}
+	return append(out, payload...)
+}
+
 // Broadcast queues result (the JSON array of decoded transactions of one
 // submission) on every socket. The notification is encoded and framed
-// once; every socket's writer sends the same prepared bytes.
+// once; every socket's writer sends the same bytes.
 func (h *Hub) Broadcast(result []byte) {
 	sockets := h.list()
 	if len(sockets) == 0 {
 		return
 	}
-	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, Notification(h.subID, result))
-	if err != nil {
-		return // only compression can fail, and it is off
-	}
+	frame := TextFrame(Notification(h.subID, result))
 	for _, s := range sockets {
 		select {
-		case s.queue <- pm:
+		case s.queue <- frame:
 			h.delivered.Add(1)
 		default:
 			h.dropped.Add(1)
@@ -123,11 +137,17 @@ func (h *Hub) keyHashes() []string {
 	return out
 }
 
-// closeRevoked disconnects every socket whose key is not live.
-func (h *Hub) closeRevoked(live map[string]bool) int {
+// closeRevoked disconnects every socket whose key was checked and is not
+// live. A socket opened while the check ran was not checked: its key was
+// live when it opened, and the next check covers it.
+func (h *Hub) closeRevoked(checked []string, live map[string]bool) int {
+	was := make(map[string]bool, len(checked))
+	for _, k := range checked {
+		was[k] = true
+	}
 	n := 0
 	for _, s := range h.list() {
-		if !live[s.who.KeyHash] {
+		if was[s.who.KeyHash] && !live[s.who.KeyHash] {
 			s.revoked()
 			n++
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,7 +118,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Warn("re-check searcher keys", "error", err)
 			continue
 		}
-		if n := s.hub.closeRevoked(live); n > 0 {
+		if n := s.hub.closeRevoked(hashes, live); n > 0 {
 			s.log.Info("closed sockets of revoked keys", "sockets", n)
 		}
 	}
@@ -137,11 +138,13 @@ type socket struct {
 	srv     *Server
 	conn    *websocket.Conn
 	who     of.Identity
-	queue   chan *websocket.PreparedMessage // notifications, shared by all sockets
-	replies chan []byte                     // responses to the client's requests
-	done    chan struct{}
-	once    sync.Once
-	closing struct {
+	queue   chan []byte // notification frames, the same bytes for every socket
+	replies chan []byte // responses to the client's requests
+	// hardClose closes the network connection under the writer.
+	hardClose func()
+	done      chan struct{}
+	once      sync.Once
+	closing   struct {
 		sync.Mutex
 		code   int
 		reason string
@@ -149,8 +152,8 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn, who of.Identity) *socket {
-	return &socket{srv: srv, conn: conn, who: who, queue: make(chan *websocket.PreparedMessage, srv.cfg.QueueLen),
-		replies: make(chan []byte, 64), done: make(chan struct{})}
+	return &socket{srv: srv, conn: conn, who: who, queue: make(chan []byte, srv.cfg.QueueLen),
+		replies: make(chan []byte, 64), done: make(chan struct{}), hardClose: func() { _ = conn.NetConn().Close() }}
 }
 
 func (s *socket) overflow() {
@@ -174,7 +177,7 @@ func (s *socket) closeWith(code int, reason string) {
 		s.closing.code, s.closing.reason = code, reason
 		s.closing.Unlock()
 		close(s.done)
-		time.AfterFunc(closeGrace, func() { _ = s.conn.NetConn().Close() })
+		time.AfterFunc(closeGrace, s.hardClose)
 	})
 }
 
@@ -185,9 +188,8 @@ func (s *socket) writeLoop() {
 	for {
 		var err error
 		select {
-		case note := <-s.queue:
-			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-			err = s.conn.WritePreparedMessage(note)
+		case frame := <-s.queue:
+			err = s.writeFrames(frame)
 		case reply := <-s.replies:
 			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
 			err = s.conn.WriteMessage(websocket.TextMessage, reply)
@@ -205,6 +207,42 @@ func (s *socket) writeLoop() {
 			return
 		}
 	}
+}
+
+// Coalescing bounds: how many queued notifications, and how many bytes,
+// one write may carry.
+const (
+	maxCoalesce      = 64
+	maxCoalesceBytes = 256 << 10
+)
+
+// writeFrames writes first and the notifications already queued behind
+// it in one system call (writev). gorilla/websocket writes each message
+// with its own; when a broadcast outruns a socket, the notifications that
+// piled up go out together, so a busy relay makes fewer writes per
+// notification instead of falling further behind. The frames are
+// complete WebSocket frames and only this goroutine writes to the
+// connection, so they never interleave with gorilla's own frames
+// (replies, pings, close).
+func (s *socket) writeFrames(first []byte) error {
+	bufs := net.Buffers{first}
+	size := len(first)
+more:
+	for len(bufs) < maxCoalesce && size < maxCoalesceBytes {
+		select {
+		case f := <-s.queue:
+			bufs = append(bufs, f)
+			size += len(f)
+		default:
+			break more
+		}
+	}
+	nc := s.conn.NetConn()
+	if err := nc.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout)); err != nil {
+		return err
+	}
+	_, err := bufs.WriteTo(nc)
+	return err
 }
 
 func (s *socket) readLoop() {

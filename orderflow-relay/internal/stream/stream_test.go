@@ -163,6 +163,39 @@ func TestSlowReaderIsDisconnected(t *testing.T) {
 	waitSockets(t, e.hub, 1)
 }
 
+// TestBurstArrivesWhole: a burst of notifications of every frame-length
+// class (7-, 16- and 64-bit lengths), queued faster than the writer
+// sends them and so written several to a system call, reaches a standard
+// client as the same messages in the same order.
+func TestBurstArrivesWhole(t *testing.T) {
+	e := newEnv(t, Config{})
+	key, _ := e.key(t, 1)
+	conn, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitSockets(t, e.hub, 1)
+	sizes := []int{0, 30, 125 - 100, 200, 70_000, 10, 65_535 - 100, 65_536}
+	var want [][]byte
+	for i := range 600 {
+		pad := strings.Repeat("x", sizes[i%len(sizes)])
+		result := []byte(fmt.Sprintf(`[{"n":%d,"pad":%q}]`, i, pad))
+		want = append(want, Notification(e.hub.SubscriptionID(), result))
+		e.hub.Broadcast(result)
+	}
+	for i, w := range want {
+		_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+		typ, msg, err := conn.ReadMessage()
+		if err != nil || typ != websocket.TextMessage || !bytes.Equal(msg, w) {
+			t.Fatalf("message %d: %v type %d, %d bytes, want %d", i, err, typ, len(msg), len(w))
+		}
+	}
+	if _, dropped := e.hub.Stats(); dropped != 0 {
+		t.Fatalf("%d dropped", dropped)
+	}
+}
+
 func waitSockets(t *testing.T, h *Hub, n int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -198,4 +231,29 @@ func FuzzResult(f *testing.F) {
 			t.Fatalf("result %q key %q", out, key)
 		}
 	})
+}
+
+// TestRecheckSparesSocketsItDidNotCheck: a socket that opened while a key
+// re-check was running is not closed by it, even though the check's
+// answer does not name its key.
+func TestRecheckSparesSocketsItDidNotCheck(t *testing.T) {
+	h := NewHub()
+	old := &socket{who: of.Identity{KeyHash: "aa"}, done: make(chan struct{}), hardClose: func() {}}
+	fresh := &socket{who: of.Identity{KeyHash: "bb"}, done: make(chan struct{}), hardClose: func() {}}
+	h.add(old)
+	checked := h.keyHashes()
+	h.add(fresh) // opened during the check
+	if n := h.closeRevoked(checked, map[string]bool{}); n != 1 {
+		t.Fatalf("closed %d sockets, want 1", n)
+	}
+	select {
+	case <-fresh.done:
+		t.Fatal("the socket opened during the check was closed")
+	default:
+	}
+	select {
+	case <-old.done:
+	default:
+		t.Fatal("the revoked socket stayed open")
+	}
 }
