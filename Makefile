@@ -72,6 +72,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzResult$$' -fuzztime 30s ./orderflow-relay/internal/stream/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime 30s ./orderflow-relay/internal/builders/
 	$(GO) test -run '^$$' -fuzz '^FuzzBatchErrors$$' -fuzztime 30s ./orderflow-relay/internal/builders/
+	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime 30s ./platform/jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzSingleElement$$' -fuzztime 30s ./platform/jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodedTxAppendJSON$$' -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/trading/
 
 tidy:

@@ -154,16 +154,17 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 		return nil, of.RPCError(err)
 	}
 	hash := tx.Hash.Hex()
-	if !o.seen.Claim(hash) {
-		return hash, nil // the same transaction again: accepted once
-	}
-	now := time.Now()
-	msg := topics.OrderflowTx{
-		Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
-		Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixNano(),
-	}
-	if err := of.PublishTx(ctx, o.producer, &msg, now); err != nil {
-		o.seen.Release(hash)
+	// The same transaction again is accepted once, and acknowledged only
+	// once that one publish was.
+	err = o.seen.Submit(ctx, hash, func() error {
+		now := time.Now()
+		msg := topics.OrderflowTx{
+			Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
+			Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixNano(),
+		}
+		return of.PublishTx(ctx, o.producer, &msg, now)
+	})
+	if err != nil {
 		return nil, unavailable(err)
 	}
 	return hash, nil
@@ -175,24 +176,23 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 		return nil, of.RPCError(err)
 	}
 	hash := b.Hash.Hex()
-	result := of.BundleResult{BundleHash: hash}
-	if !o.seen.Claim(hash) {
-		return result, nil
-	}
 	if refund == nil {
 		refund = b.Refund
 	}
-	msg := topics.OrderflowOriginatorBundle{
-		BundleHash: hash, Terms: b.Terms, ReplacementUUID: b.ReplacementUUID, Originator: originator,
-		Refund: o.policy(b.Txs[0].Tx.Decoded.From, refund), ReceivedAt: time.Now().UnixNano(),
-	}
-	for _, it := range b.Txs {
-		msg.Txs = append(msg.Txs, it.Wire())
-	}
-	if err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg); err != nil {
-		o.seen.Release(hash)
+	err = o.seen.Submit(ctx, hash, func() error {
+		msg := topics.OrderflowOriginatorBundle{
+			BundleHash: hash, Terms: b.Terms, ReplacementUUID: b.ReplacementUUID, Originator: originator,
+			Refund: o.policy(b.Txs[0].Tx.Decoded.From, refund), ReceivedAt: time.Now().UnixNano(),
+		}
+		for _, it := range b.Txs {
+			msg.Txs = append(msg.Txs, it.Wire())
+		}
+		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
+	})
+	if err != nil {
 		return nil, unavailable(err)
 	}
+	result := of.BundleResult{BundleHash: hash}
 	return result, nil
 }
 
