@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorilla/websocket"
+
 	"blockspace.exchange/topics"
 )
 
@@ -178,13 +180,17 @@ func (h *Hub) wants(channel string, f topics.Family, instrument string) bool {
 func (h *Hub) publish(channel string, f topics.Family, instrument string, msg []byte) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	all := h.public[subKey{channel, f, ""}]
-	for s := range all {
-		h.deliver(s, msg)
+	all, one := h.public[subKey{channel, f, ""}], h.public[subKey{channel, f, instrument}]
+	if len(all)+len(one) == 0 {
+		return
 	}
-	for s := range h.public[subKey{channel, f, instrument}] {
+	pm := prepare(msg)
+	for s := range all {
+		h.deliver(s, pm)
+	}
+	for s := range one {
 		if _, dup := all[s]; !dup {
-			h.deliver(s, msg)
+			h.deliver(s, pm)
 		}
 	}
 }
@@ -207,15 +213,19 @@ func (h *Hub) wantsUser(user int64, channel string, f topics.Family, instrument 
 func (h *Hub) publishUser(user int64, channel string, f topics.Family, instrument string, msg []byte) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	var pm *websocket.PreparedMessage
 	for s := range h.users[user] {
 		if s.privateMatch(channel, f, instrument) {
-			h.deliver(s, msg)
+			if pm == nil {
+				pm = prepare(msg)
+			}
+			h.deliver(s, pm)
 		}
 	}
 }
 
-func (h *Hub) deliver(s *socket, msg []byte) {
-	if s.send(msg) {
+func (h *Hub) deliver(s *socket, msg *websocket.PreparedMessage) {
+	if s.sendPrepared(msg) {
 		h.sent.Add(1)
 	} else {
 		h.dropped.Add(1)

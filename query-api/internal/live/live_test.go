@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,6 +262,7 @@ func TestSlowClientIsDisconnected(t *testing.T) {
 	}
 	const n = 3000
 	payload := strings.Repeat("x", 8<<10) // 24 MB in all: more than any socket buffer
+	var read atomic.Int64
 	received := make(chan int)
 	go func() {
 		count := 0
@@ -270,13 +272,18 @@ func TestSlowClientIsDisconnected(t *testing.T) {
 				break
 			}
 			count++
+			read.Store(int64(count))
 		}
 		received <- count
 	}()
 	msg := encode(push{Channel: ChannelTrade, Instrument: wb7, Action: actionTrade, Payload: payload})
-	for range n {
+	for i := range n {
+		// The fast reader is never more than 8 messages behind; the slow
+		// one never reads.
+		for int64(i)-read.Load() > 8 {
+			time.Sleep(50 * time.Microsecond)
+		}
 		h.srv.hub.publish(ChannelTrade, topics.WholeBlock, wb7, msg)
-		time.Sleep(20 * time.Microsecond) // the fast reader keeps up; the slow one never reads
 	}
 	if got := <-received; got != n {
 		t.Fatalf("fast client got %d of %d", got, n)

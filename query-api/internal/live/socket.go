@@ -16,7 +16,7 @@ import (
 type socket struct {
 	srv   *Server
 	conn  *websocket.Conn
-	queue chan []byte
+	queue chan *websocket.PreparedMessage
 	done  chan struct{}
 	once  sync.Once
 
@@ -43,14 +43,28 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn) *socket {
-	return &socket{srv: srv, conn: conn, queue: make(chan []byte, srv.cfg.QueueLen), done: make(chan struct{}),
+	return &socket{srv: srv, conn: conn, queue: make(chan *websocket.PreparedMessage, srv.cfg.QueueLen), done: make(chan struct{}),
 		public: make(map[subKey]bool), private: make(map[subKey]bool),
 		tokens: float64(srv.cfg.RequestBurst), last: srv.cfg.Now()}
 }
 
-// send queues msg without blocking. A full queue means the client reads
-// slower than it is sent to: the socket is closed and false returned.
-func (s *socket) send(msg []byte) bool {
+// send queues msg, a text message for this socket only.
+func (s *socket) send(msg []byte) bool { return s.sendPrepared(prepare(msg)) }
+
+// prepare frames a text message once, so that sending it to many sockets
+// costs each only the write.
+func prepare(msg []byte) *websocket.PreparedMessage {
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
+	if err != nil {
+		panic("live: prepare message: " + err.Error()) // only fails for invalid types
+	}
+	return pm
+}
+
+// sendPrepared queues msg without blocking. A full queue means the client
+// reads slower than it is sent to: the socket is closed and false
+// returned.
+func (s *socket) sendPrepared(msg *websocket.PreparedMessage) bool {
 	select {
 	case <-s.done:
 		return false
@@ -91,8 +105,7 @@ func (s *socket) writeLoop() {
 		var err error
 		select {
 		case msg := <-s.queue:
-			_ = s.conn.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout))
-			err = s.conn.WriteMessage(websocket.TextMessage, msg)
+			err = s.writeQueued(msg)
 		case <-ping.C:
 			err = s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WriteTimeout))
 		case <-s.done:
@@ -107,6 +120,23 @@ func (s *socket) writeLoop() {
 			return
 		}
 	}
+}
+
+// writeQueued writes msg and whatever else is queued behind it (up to a
+// bound, so pings still go out), under one write deadline.
+func (s *socket) writeQueued(msg *websocket.PreparedMessage) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+	for range 64 {
+		if err := s.conn.WritePreparedMessage(msg); err != nil {
+			return err
+		}
+		select {
+		case msg = <-s.queue:
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // readLoop reads client messages until the connection ends. A client that
