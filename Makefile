@@ -50,6 +50,7 @@ bench:
 	$(GO) run ./deploy/cmd/orderflowbench
 
 fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 30s ./query-api/internal/live/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeAccountEvent -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/trading/
