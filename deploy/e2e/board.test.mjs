@@ -76,6 +76,15 @@ async function place(who, instrumentId, side, price, orderId) {
 }
 
 test('the market board shows the slot, the markets and a trade as it happens', async () => {
+  try {
+    await watchATrade();
+  } catch (err) {
+    console.log(`stack output (tail):\n${stack.output().slice(-4000)}`); // helps to tell why
+    throw err;
+  }
+});
+
+async function watchATrade() {
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -90,23 +99,26 @@ test('the market board shows the slot, the markets and a trade as it happens', a
   await page.locator('tbody[data-family="inclusionPreconf"] [data-testid="market-row"]').first().waitFor({ timeout: 60_000 });
   assert.equal(await page.getByTestId('conn').getAttribute('data-state'), 'live');
 
-  // Choose the whole-block market furthest from closing.
+  // Choose the whole-block market furthest from closing. The list grows
+  // as slots open, so the row is found again by its instrument.
   const rows = page.locator('tbody[data-family="wholeBlock"] [data-testid="market-row"]');
   const instrument = await rows.last().getAttribute('data-instrument');
-  await rows.last().scrollIntoViewIfNeeded();
-  await rows.last().click();
-  await page.waitForFunction((id) => document.querySelector('[data-testid="selected-instrument"]').textContent === id, instrument);
+  const row = page.locator(`[data-testid="market-row"][data-instrument="${instrument}"]`);
+  await row.scrollIntoViewIfNeeded();
+  await row.click();
+  await page.waitForFunction((id) => document.querySelector('[data-testid="selected-instrument"]').textContent === id,
+    instrument, { timeout: 60_000 });
 
   const [seller, buyer] = [await login(SELLER_KEY), await login(BUYER_KEY)];
   const base = Date.now() * 1000;
   await place(seller, instrument, false, '0.75', base + 1);
   const ask = page.locator('[data-testid="ask-level"]').first();
-  await ask.waitFor({ timeout: 30_000 });
+  await ask.waitFor({ timeout: 60_000 });
   assert.match(await ask.textContent(), /^0\.75/);
 
   await place(buyer, instrument, true, '0.75', base + 2);
   const trade = page.getByTestId('trade-row').first();
-  await trade.waitFor({ timeout: 30_000 });
+  await trade.waitFor({ timeout: 60_000 });
   assert.match(await trade.textContent(), /0\.75\s*1$/);
   await page.waitForFunction(() => document.querySelector('[data-testid="stat-last"]').textContent === '0.75');
   assert.equal(await page.locator('[data-testid="ask-level"]').count(), 0, 'the sold block left the book');
@@ -116,4 +128,4 @@ test('the market board shows the slot, the markets and a trade as it happens', a
   await page.screenshot({ path: shot });
   console.log(`market board screenshot: ${shot}`);
   assert.deepEqual(errors, []);
-});
+}
