@@ -272,6 +272,20 @@ func TestBackrunWaitsForItsTransaction(t *testing.T) {
 	if txs, held := b.group(group); held {
 		t.Fatalf("builder still holds the older version %v", txs)
 	}
+	// Polls while it waits tell the builders nothing more.
+	b.mu.Lock()
+	cancels := len(b.cancels)
+	b.mu.Unlock()
+	for range 3 {
+		if err := f.Handle(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.mu.Lock()
+	if len(b.cancels) != cancels {
+		t.Errorf("%d cancellations while the backrun waited, want %d", len(b.cancels), cancels)
+	}
+	b.mu.Unlock()
 	now = now.Add(time.Second)
 	if err := f.Handle(t.Context(), []*kgo.Record{txRecordOf(t, origin, topics.RefundPolicy{Percent: 90})}); err != nil {
 		t.Fatal(err)

@@ -193,8 +193,8 @@ func (p *plan) finish() {
 			continue
 		}
 		p.waiting = append(p.waiting, w)
-		if grouped {
-			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID})
+		if grouped && a.carried == nil {
+			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID}) // once, when it starts waiting
 		}
 	}
 }
