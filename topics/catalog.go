@@ -1,7 +1,9 @@
 package topics
 
 import (
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -100,15 +102,24 @@ func Catalog() []Topic {
 	return topics
 }
 
-// Lookup returns the catalog entry of a topic name.
+// Lookup returns the catalog entry of a topic name. Producers call it for
+// every record they build, so it reads a table built once instead of
+// building the catalog; the entry's Types is the caller's own copy.
 func Lookup(name string) (Topic, bool) {
-	for _, t := range Catalog() {
-		if t.Name == name {
-			return t, true
-		}
-	}
-	return Topic{}, false
+	t, ok := catalogByName()[name]
+	t.Types = slices.Clone(t.Types)
+	return t, ok
 }
+
+// catalogByName is the catalog by topic name. The catalog is constant, so
+// the table is built once and never changed.
+var catalogByName = sync.OnceValue(func() map[string]Topic {
+	byName := make(map[string]Topic)
+	for _, t := range Catalog() {
+		byName[t.Name] = t
+	}
+	return byName
+})
 
 // LayoutFamily returns the topics that follow the named layout, the layout's
 // own topic first. Their partition counts are raised together.
