@@ -5,11 +5,12 @@ import (
 	"strconv"
 )
 
-// Appending encoders of the matcher's output payloads. Each writes exactly
-// the bytes json.Marshal writes for the same value (field order, omitempty,
-// HTML escaping of strings), without reflection; a test holds them to that.
-// They let the matcher encode a few outputs per command at the rate it
-// matches.
+// Appending encoders of the matcher's output payloads and of order.place.
+// Each writes exactly the bytes json.Marshal writes for the same value
+// (field order, omitempty, HTML escaping of strings), without reflection;
+// a test holds them to that. They let the matcher encode a few outputs per
+// command at the rate it matches, and ingress its place commands at the
+// rate it accepts them.
 
 // AppendJSON appends the JSON encoding of ev to dst.
 func (ev *OrderEvent) AppendJSON(dst []byte) []byte {
@@ -51,6 +52,28 @@ func (ev *OrderEvent) AppendJSON(dst []byte) []byte {
 	}
 	if ev.LastQuantity != "" {
 		dst = appendStringField(dst, `,"lastQuantity":`, ev.LastQuantity)
+	}
+	return append(dst, '}')
+}
+
+// AppendJSON appends the JSON encoding of p to dst.
+func (p *OrderPlace) AppendJSON(dst []byte) []byte {
+	dst = appendIntField(dst, `{"orderId":`, p.OrderID)
+	dst = appendIntField(dst, `,"userId":`, p.UserID)
+	dst = appendIntField(dst, `,"accountId":`, p.AccountID)
+	dst = appendStringField(dst, `,"instrumentId":`, p.InstrumentID)
+	dst = appendBoolField(dst, `,"side":`, p.Side)
+	dst = appendIntField(dst, `,"orderType":`, int64(p.OrderType))
+	dst = appendStringField(dst, `,"quantity":`, p.Quantity)
+	if p.Price != "" {
+		dst = appendStringField(dst, `,"price":`, p.Price)
+	}
+	if p.ClientOrderID != "" {
+		dst = appendStringField(dst, `,"clientOrderId":`, p.ClientOrderID)
+	}
+	dst = appendBoolField(dst, `,"passive":`, p.Passive)
+	if p.Source != 0 {
+		dst = appendIntField(dst, `,"source":`, int64(p.Source))
 	}
 	return append(dst, '}')
 }

@@ -57,6 +57,10 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			TakerAccountID: randInt(rng), MakerOrderID: randInt(rng), MakerUserID: randInt(rng), MakerAccountID: randInt(rng),
 			PrimarySale: rng.IntN(2) == 0, PreconfQuantity: pick(rng), AvailablePreconf: randInt(rng), BuyerFee: pick(rng), SellerFee: pick(rng)}
 		check(f, f.AppendJSON(nil))
+		op := OrderPlace{OrderID: randInt(rng), UserID: randInt(rng), AccountID: randInt(rng), InstrumentID: pick(rng),
+			Side: rng.IntN(2) == 0, OrderType: int(randInt(rng)), Quantity: pick(rng), Price: pick(rng),
+			ClientOrderID: pick(rng), Passive: rng.IntN(2) == 0, Source: int(randInt(rng))}
+		check(op, op.AppendJSON(nil))
 	}
 }
 

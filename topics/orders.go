@@ -20,6 +20,25 @@ const (
 	OrderTypeFillOrKill = 3
 )
 
+// MaxClientOrderIDLen is the longest clientOrderId (interface.md "Limits").
+const MaxClientOrderIDLen = 32
+
+// CheckClientOrderID reports what makes id unusable as a clientOrderId:
+// more than MaxClientOrderIDLen characters, or a character outside
+// printable ASCII (space excluded). "" is no clientOrderId and passes.
+// Ingress and the matcher apply the same rule.
+func CheckClientOrderID(id string) error {
+	if len(id) > MaxClientOrderIDLen {
+		return fmt.Errorf("clientOrderId is longer than %d characters", MaxClientOrderIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return fmt.Errorf("clientOrderId has a character outside printable ASCII")
+		}
+	}
+	return nil
+}
+
 // OrderPlace is the payload of a TypeOrderPlace command: one item of a
 // place-order request (decisions.md "Orders (JSON bodies)") with the ids
 // ingress assigned. A buyer's funds are reserved before it is published; a

@@ -78,7 +78,7 @@ type MessageType struct {
 // It builds a new slice on each call so callers may keep or change it.
 func MessageTypes() []MessageType {
 	return []MessageType{
-		{TypeOrderPlace, Orders, "ingress", "place an order in a slot's market; the buyer's funds or the seller's position are already reserved"},
+		{TypeOrderPlace, Orders, "ingress", "place an order in a slot's market; a buy's funds are already reserved, a sell's position is checked and locked by the matcher"},
 		{TypeOrderCancel, Orders, "ingress", "cancel one order by orderId or clientOrderId"},
 		{TypeOrderCancelBatch, Orders, "ingress", "cancel several orders of one market by orderIds and/or clientOrderIds"},
 		{TypeOrderCancelAll, Orders, "ingress", "cancel every live order of an account in one slot; ingress publishes one per live slot of the family"},

@@ -9,9 +9,6 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// MaxClientOrderIDLen is the longest clientOrderId (interface.md "Limits").
-const MaxClientOrderIDLen = 32
-
 // applyPlace validates a place command, matches it and reports every
 // effect: accepted or rejected, then per trade the fill and both orders'
 // order.filled, then what became of the rest.
@@ -103,13 +100,8 @@ func checkClientOrderID(cmd topics.OrderPlace, m *market) (int, string) {
 	if id == "" {
 		return 0, ""
 	}
-	if len(id) > MaxClientOrderIDLen {
-		return topics.CodeClientOrderID, fmt.Sprintf("clientOrderId is longer than %d characters", MaxClientOrderIDLen)
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] <= ' ' || id[i] > '~' {
-			return topics.CodeClientOrderID, "clientOrderId has a character outside printable ASCII"
-		}
+	if err := topics.CheckClientOrderID(id); err != nil {
+		return topics.CodeClientOrderID, err.Error()
 	}
 	if _, dup := m.clientIDs[clientKey{cmd.AccountID, id}]; dup {
 		return topics.CodeClientOrderID, "clientOrderId " + id + " is used by a live order"
