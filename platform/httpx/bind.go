@@ -33,15 +33,41 @@ func RequireJSON() gin.HandlerFunc {
 // DecodeJSON reads the whole body into v. Its errors are 400 validation
 // errors whose message names the offending field or byte offset.
 func DecodeJSON(c *gin.Context, v any) error {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := ReadBody(c)
+	if err != nil {
+		return err
+	}
+	return DecodeJSONBytes(body, v)
+}
+
+// ReadBody reads the whole request body, into one buffer of the declared
+// length when there is one. A body over the frame's cap is a 400 that
+// says the limit.
+func ReadBody(c *gin.Context) ([]byte, error) {
+	body, err := readAll(c.Request.Body, c.Request.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return Invalid("request body exceeds the limit of %d bytes", tooBig.Limit)
+			return nil, Invalid("request body exceeds the limit of %d bytes", tooBig.Limit)
 		}
-		return fmt.Errorf("read body: %w", err)
+		return nil, fmt.Errorf("read body: %w", err)
 	}
-	return DecodeJSONBytes(body, v)
+	return body, nil
+}
+
+// readAll reads r to its end. A declared length saves the buffer's
+// regrowth; the reading goes on past it, so a longer body still meets the
+// cap.
+func readAll(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > 1<<20 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length, length+1)
+	if n, err := io.ReadFull(r, buf); err != nil {
+		return buf[:n], err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf, rest...), err
 }
 
 // DecodeJSONBytes is DecodeJSON for a body already read.
