@@ -60,6 +60,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseVerify$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefresh$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePlace$$' -fuzztime 30s ./matcher/internal/engine/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePlace$$' -fuzztime 30s ./ingress/internal/trading/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCancel$$' -fuzztime 30s ./ingress/internal/trading/
 	$(GO) test -run '^$$' -fuzz '^FuzzApplyRecord$$' -fuzztime 30s ./matcher/internal/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/

@@ -1,128 +1,17 @@
 package ingress_test
 
 import (
-	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/login"
-	"blockspace.exchange/platform/auth"
-	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
-	"blockspace.exchange/platform/postgres/pgtest"
-	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
-type harness struct {
-	t       *testing.T
-	pool    *pgxpool.Pool
-	handler http.Handler
-	signer  *login.Signer
-	brokers []string
-}
-
-func newHarness(t *testing.T) *harness {
-	t.Helper()
-	ctx := t.Context()
-	pool := pgtest.New(t, schema.Migrations())
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, _ := environment.Lookup("dev")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 1000, Auth: ingress.AuthConfig{
-		SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
-		RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
-	}}, ingress.Deps{Pool: pool, Logger: log, DBErr: func() error { return nil }, Kafka: cl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{t: t, pool: pool, handler: svc.Handler(), signer: login.NewSigner(key, auth.KeyID(&key.PublicKey), time.Hour), brokers: b.Addrs()}
-}
-
-type user struct {
-	id, current, preconf int64
-	token                string
-}
-
-// newUser creates a user holding funds in its current account.
-func (h *harness) newUser(addr, funds string) user {
-	h.t.Helper()
-	ctx := h.t.Context()
-	var u user
-	err := h.pool.QueryRow(ctx, `INSERT INTO users (address) VALUES ($1) RETURNING user_id`, addr).Scan(&u.id)
-	if err == nil {
-		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 1, 'c') RETURNING account_id`, u.id).Scan(&u.current)
-	}
-	if err == nil {
-		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 2, 'p') RETURNING account_id`, u.id).Scan(&u.preconf)
-	}
-	if err == nil {
-		_, err = h.pool.Exec(ctx, `INSERT INTO account_balances (account_id, token_id, quantity) VALUES ($1, 1, $2::numeric), ($3, 1, 0)`, u.current, funds, u.preconf)
-	}
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	tok, err := h.signer.Issue(auth.TokenUser{UserID: u.id, Address: addr, Roles: []string{auth.RoleUser}}, 0, time.Now())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	u.token = tok.Token
-	return u
-}
-
-type answer struct {
-	status int
-	body   map[string]any
-}
-
-func (h *harness) do(method, path, token, contentType, body string) answer {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	rec := httptest.NewRecorder()
-	h.handler.ServeHTTP(rec, req)
-	var out map[string]any
-	_ = json.Unmarshal(rec.Body.Bytes(), &out)
-	return answer{rec.Code, out}
-}
 
 func (h *harness) transfer(u user, from, to int64, qty string) answer {
 	form := url.Values{"fromAccountId": {fmt.Sprint(from)}, "toAccountId": {fmt.Sprint(to)}, "tokenId": {"1"}, "quantity": {qty}}
@@ -141,32 +30,15 @@ func (h *harness) locked(acc int64) decimal.Decimal {
 // commands reads every ledger command published so far.
 func (h *harness) commands() []topics.Envelope {
 	h.t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers}, kgo.ConsumeTopics(topics.LedgerCommands))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer cl.Close()
 	var out []topics.Envelope
-	for {
-		ctx, cancel := context.WithTimeout(h.t.Context(), 500*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if len(fs.Records()) == 0 {
-			return out
+	for _, r := range h.records(topics.LedgerCommands) {
+		e, err := kafka.DecodeRecord(r)
+		if err != nil {
+			h.t.Fatal(err)
 		}
-		for _, r := range fs.Records() {
-			e, err := kafka.DecodeRecord(r)
-			if err != nil {
-				h.t.Fatal(err)
-			}
-			out = append(out, e)
-		}
+		out = append(out, e)
 	}
-}
-
-func code(a answer) float64 {
-	c, _ := a.body["code"].(float64)
-	return c
+	return out
 }
 
 func TestTransferRules(t *testing.T) {

@@ -9,16 +9,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/ingress/internal/outbox"
+	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
@@ -30,6 +31,10 @@ type Config struct {
 	Environment environment.Environment
 	MaxInFlight int // concurrent requests before 429
 	Auth        AuthConfig
+	// Orders configures order entry and Outbox the delivery of stored
+	// commands; zero values take their defaults.
+	Orders OrderEntryConfig
+	Outbox OutboxConfig
 }
 
 // Deps are the resources the caller owns and shares.
@@ -38,8 +43,10 @@ type Deps struct {
 	Logger  *slog.Logger
 	Metrics *httpx.Metrics
 	DBErr   func() error // Postgres reachability, for 503 on routes that need it
-	// Kafka publishes commands (transfers, withdrawals); KafkaErr is its
-	// reachability. Without Kafka the funding routes are not served.
+	// Kafka publishes commands (transfers, withdrawals, orders) and
+	// reaches the brokers the market catalog is read from; KafkaErr is its
+	// reachability. Without Kafka the funding and order routes are not
+	// served.
 	Kafka    *kgo.Client
 	KafkaErr func() error
 }
@@ -50,6 +57,7 @@ type Service struct {
 	engine   *gin.Engine
 	verifier *auth.Verifier
 	outbox   *outbox.Outbox
+	orders   *trading.Service
 }
 
 // New builds the ingress REST frame. The frame knows the whole interface,
@@ -90,9 +98,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		if kafkaErr == nil {
 			kafkaErr = func() error { return nil }
 		}
-		svc.outbox = outbox.New(deps.Pool, deps.Kafka, deps.Logger)
+		svc.outbox = cfg.Outbox.build(deps)
+		needs := []gin.HandlerFunc{httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr)}
 		funding.New(funding.Config{WithdrawChains: []int64{cfg.Environment.ChainID}}, deps.Pool, svc.outbox).
-			Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr))
+			Register(engine, auth.Bearer(verifier), needs...)
+		orders := cfg.Orders
+		if orders.SlotLength == 0 {
+			orders.SlotLength = cfg.Environment.SlotLength
+		}
+		svc.orders, err = trading.New(orders, deps.Pool, deps.Kafka, svc.outbox, deps.Logger.With("component", "orders"))
+		if err != nil {
+			return nil, fmt.Errorf("ingress: %w", err)
+		}
+		svc.orders.Register(engine, auth.Bearer(verifier), needs...)
 	}
 	return svc, nil
 }
@@ -103,19 +121,18 @@ func DepositWatcher(cfg chainwatch.Config, chain chainwatch.Chain, deps Deps) (*
 	return chainwatch.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
 }
 
-// Run keeps the verification keys fresh and relays unpublished commands
-// until ctx ends.
+// Run keeps the verification keys fresh, relays unpublished commands and
+// follows the markets of the log until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
 	if s.outbox != nil {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			s.outbox.Run(ctx, time.Second)
-		}()
-		defer func() { <-done }()
+		g.Go(func() error { s.outbox.Run(ctx, s.cfg.Outbox.relayEvery()); return nil })
 	}
-	s.verifier.Run(ctx, s.cfg.Auth.KeysRefresh)
-	return nil
+	if s.orders != nil {
+		g.Go(func() error { return s.orders.Run(ctx) })
+	}
+	g.Go(func() error { s.verifier.Run(ctx, s.cfg.Auth.KeysRefresh); return nil })
+	return g.Wait()
 }
 
 // Handler is the REST handler of the service.

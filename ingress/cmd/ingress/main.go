@@ -25,7 +25,9 @@ func main() {
 func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
 	cfg := ingress.Config{
 		Environment: p.Common.Environment, MaxInFlight: r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
-		Auth: ingress.AuthConfigFromEnv(r),
+		Auth:   ingress.AuthConfigFromEnv(r),
+		Orders: ingress.OrderEntryConfigFromEnv(r),
+		Outbox: ingress.OutboxConfigFromEnv(r),
 	}
 	if cfg.Auth.SigningKey == nil {
 		r.Fail("AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY is required: the PEM P-256 key that signs access tokens")

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,9 @@ type Outbox struct {
 
 	mu        sync.Mutex
 	confirmed []int64 // acknowledged by Kafka, rows not deleted yet
+	// relayBusy is set while records of a relay round are with the
+	// client.
+	relayBusy atomic.Bool
 }
 
 // New returns an outbox publishing with cl.
@@ -76,11 +80,12 @@ func Enqueue(ctx context.Context, tx pgx.Tx, r *kgo.Record) (Pending, error) {
 	return Pending{ID: id, Record: r}, nil
 }
 
-// EnqueueAll writes many records to the outbox in tx with one statement
-// and returns their row ids (in no particular order).
-func EnqueueAll(ctx context.Context, tx pgx.Tx, rs []*kgo.Record) ([]int64, error) {
+// QueueAll queues the one statement that writes many records to the
+// outbox in b, for a caller that sends several statements in one round
+// trip; *ids receives the row ids (in no particular order) when b runs.
+func QueueAll(b *pgx.Batch, rs []*kgo.Record, ids *[]int64) {
 	if len(rs) == 0 {
-		return nil, nil
+		return
 	}
 	topicCol := make([]string, len(rs))
 	keys := make([][]byte, len(rs))
@@ -88,37 +93,38 @@ func EnqueueAll(ctx context.Context, tx pgx.Tx, rs []*kgo.Record) ([]int64, erro
 	for i, r := range rs {
 		topicCol[i], keys[i], values[i] = r.Topic, r.Key, r.Value
 	}
-	rows, err := tx.Query(ctx, `
+	b.Queue(`
 		INSERT INTO outbox (topic, key, value)
-		SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) RETURNING outbox_id`, topicCol, keys, values)
-	if err != nil {
-		return nil, fmt.Errorf("insert outbox rows: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("insert outbox rows: %w", err)
-	}
-	return ids, nil
+		SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) RETURNING outbox_id`, topicCol, keys, values).
+		Query(func(rows pgx.Rows) error {
+			got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return fmt.Errorf("insert outbox rows: %w", err)
+			}
+			*ids = got
+			return nil
+		})
 }
 
 // Publish sends committed outbox rows and deletes them once Kafka has
-// acknowledged. A failure leaves the rows for the relay and is reported
-// as unavailable (503): the command is stored and will be delivered.
+// acknowledged. A failure or no acknowledgement within PublishTimeout
+// leaves the rows for the relay and is reported as unavailable (503): the
+// command is stored and will be delivered.
 func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
 	if len(ps) == 0 {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.PublishTimeout)
-	defer cancel()
 	recs := make([]*kgo.Record, len(ps))
 	ids := make([]int64, len(ps))
 	for i, p := range ps {
 		recs[i], ids[i] = p.Record, p.ID
 	}
-	if err := o.cl.ProduceSync(pctx, recs...).FirstErr(); err != nil {
-		return fmt.Errorf("publish command: %w: %v", httpx.ErrUnavailable, err)
+	if err := o.sendWait(recs, ids, nil); err != nil {
+		return err
 	}
-	if err := deleteRows(pctx, o.pool, ids); err != nil {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.PublishTimeout)
+	defer cancel()
+	if err := deleteRows(dctx, o.pool, ids); err != nil {
 		// Published; the relay will publish it again and consumers drop
 		// the duplicate by command id.
 		o.log.Warn("delete published outbox rows", "error", err)
@@ -126,23 +132,65 @@ func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
 	return nil
 }
 
-// PublishAsync sends committed outbox rows without waiting and calls done
-// exactly once: when Kafka acknowledged or refused every record (with the
-// first error), or when PublishTimeout passed first (with an unavailable
-// error). Rows of a fully acknowledged call are queued for deletion, even
-// after the timeout; Run deletes them in batches. After an error they
-// stay for the relay. Records of one partition keep their order.
+// Send publishes records that are not stored in the outbox (commands that
+// reserve nothing) and waits for Kafka's acknowledgement, at most
+// PublishTimeout; otherwise the error is an unavailable one (503). A
+// record not acknowledged in time may still be delivered once the broker
+// is back.
+func (o *Outbox) Send(recs []*kgo.Record) error { return o.sendWait(recs, nil, nil) }
+
+// sendWait sends records and waits for their acknowledgement, at most
+// PublishTimeout. Records acknowledged only after that have their rows
+// (ids) queued for deletion. settled, when not nil, is called once the
+// client is done with the records, however long that takes.
+func (o *Outbox) sendWait(recs []*kgo.Record, ids []int64, settled func()) error {
+	answer := make(chan error, 1)
+	var late atomic.Bool
+	o.send(recs, func(err error) {
+		if err == nil && late.Load() {
+			o.Confirm(ids)
+		}
+		if settled != nil {
+			settled()
+		}
+	}, func(err error) {
+		late.Store(true)
+		answer <- err
+	})
+	return <-answer
+}
+
+// PublishAsync sends committed outbox rows without waiting. It calls done
+// once: when Kafka acknowledged every record (nil) or refused one (the
+// error), or when PublishTimeout passed first (an unavailable error). The
+// rows of a fully acknowledged call are queued for deletion, even after
+// the timeout; Run deletes them in batches. After an error they stay for
+// the relay. Records of one partition keep their order.
 func (o *Outbox) PublishAsync(recs []*kgo.Record, ids []int64, done func(error)) {
+	o.send(recs, func(err error) {
+		if err == nil {
+			o.Confirm(ids)
+		}
+	}, done)
+}
+
+// send hands records to Kafka. acked is called once every record was
+// acknowledged or one failed, however long that takes; answer is called
+// once, with acked's outcome or with a timeout error after
+// PublishTimeout, whichever comes first. The client is not trusted to
+// give up on its own: a broker that vanished can keep records buffered
+// until it returns, when they are still delivered. A client whose buffer
+// is full refuses more at once instead of blocking.
+func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
+	var once sync.Once
+	reply := func(err error) { once.Do(func() { answer(err) }) }
 	if len(recs) == 0 {
-		done(nil)
+		acked(nil)
+		reply(nil)
 		return
 	}
-	var once sync.Once
-	finish := func(err error) { once.Do(func() { done(err) }) }
-	ctx, cancel := context.WithTimeout(context.Background(), o.PublishTimeout)
 	timer := time.AfterFunc(o.PublishTimeout, func() {
-		cancel()
-		finish(fmt.Errorf("publish commands: %w: no acknowledgement within %s", httpx.ErrUnavailable, o.PublishTimeout))
+		reply(fmt.Errorf("publish commands: %w: no acknowledgement within %s", httpx.ErrUnavailable, o.PublishTimeout))
 	})
 	var (
 		mu    sync.Mutex
@@ -150,25 +198,23 @@ func (o *Outbox) PublishAsync(recs []*kgo.Record, ids []int64, done func(error))
 		first error
 	)
 	for _, r := range recs {
-		o.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+		o.cl.TryProduce(context.Background(), r, func(_ *kgo.Record, err error) {
 			mu.Lock()
 			if err != nil && first == nil {
 				first = err
 			}
 			left--
-			last := left == 0
+			last, failed := left == 0, first
 			mu.Unlock()
 			if !last {
 				return
 			}
 			timer.Stop()
-			cancel()
-			if first == nil {
-				o.Confirm(ids)
-				finish(nil)
-				return
+			acked(failed)
+			if failed != nil {
+				failed = fmt.Errorf("publish commands: %w: %v", httpx.ErrUnavailable, failed)
 			}
-			finish(fmt.Errorf("publish commands: %w: %v", httpx.ErrUnavailable, first))
+			reply(failed)
 		})
 	}
 }
@@ -249,8 +295,14 @@ func (o *Outbox) relayAll(ctx context.Context) {
 
 // RelayOnce publishes up to limit old outbox rows and deletes them, in one
 // transaction that locks them so that several ingress instances share the
-// work. It returns how many rows it delivered.
+// work. It returns how many rows it delivered. When Kafka does not
+// acknowledge within PublishTimeout the transaction rolls back, and later
+// rounds do nothing until the client has settled those records: a broker
+// outage does not pile up copies of the same rows in the client.
 func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
+	if o.relayBusy.Load() {
+		return 0, nil
+	}
 	var n int
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
@@ -278,7 +330,8 @@ func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := o.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		o.relayBusy.Store(true)
+		if err := o.sendWait(recs, ids, func() { o.relayBusy.Store(false) }); err != nil {
 			return fmt.Errorf("republish: %w", err)
 		}
 		n = len(ids)
@@ -309,7 +362,10 @@ func (o *Outbox) record(ctx context.Context, layouts map[string]topics.SlotLayou
 	}
 	l, ok := layouts[t.Layout]
 	if !ok {
-		if l, err = o.Layout(ctx, t.Layout); err != nil {
+		lctx, cancel := context.WithTimeout(ctx, o.PublishTimeout)
+		l, err = o.Layout(lctx, t.Layout)
+		cancel()
+		if err != nil {
 			return nil, fmt.Errorf("read layout of %s: %w", t.Layout, err)
 		}
 		layouts[t.Layout] = l

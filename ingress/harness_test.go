@@ -1,0 +1,211 @@
+package ingress_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// harness is one ingress service on a fresh database and broker, running
+// its background work (outbox relay, market catalog) until the test ends.
+type harness struct {
+	t       testing.TB
+	pool    *pgxpool.Pool
+	svc     *ingress.Service
+	handler http.Handler
+	signer  *login.Signer
+	brokers []string
+	kcl     *kgo.Client // the service's client
+	// kafkaDown is what the service's Kafka health check reports.
+	kafkaDown atomic.Bool
+	broker    *kafka.Embedded // nil while stopped
+	kafkaDir  string
+}
+
+// harnessOptions change the defaults of newHarness.
+type harnessOptions struct {
+	// before runs with the broker up and the topics created, before the
+	// service starts (records the market catalog must find at start).
+	before func(h *harness)
+	// kafkaDir keeps the broker's log on disk, so that a test can stop
+	// and restart it (restartBroker).
+	kafkaDir string
+	orders   ingress.OrderEntryConfig
+	outbox   ingress.OutboxConfig
+}
+
+func newHarness(t testing.TB) *harness { return startHarness(t, harnessOptions{}) }
+
+func startHarness(t testing.TB, o harnessOptions) *harness {
+	t.Helper()
+	ctx := t.Context()
+	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations()), kafkaDir: o.kafkaDir}
+	h.startBroker("127.0.0.1:0")
+	t.Cleanup(h.stopBroker)
+	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	h.kcl = cl
+	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	if o.before != nil {
+		o.before(h)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := environment.Lookup("dev")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.svc, err = ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 4096, Orders: o.orders, Outbox: o.outbox,
+		Auth: ingress.AuthConfig{
+			SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
+			RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
+		}}, ingress.Deps{Pool: h.pool, Logger: log, DBErr: func() error { return nil }, Kafka: cl, KafkaErr: h.kafkaErr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.handler = h.svc.Handler()
+	h.signer = login.NewSigner(key, auth.KeyID(&key.PublicKey), time.Hour)
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- h.svc.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("service Run: %v", err)
+		}
+	})
+	return h
+}
+
+// startBroker starts the embedded broker on addr, reloading the log of
+// kafkaDir when the harness keeps one.
+func (h *harness) startBroker(addr string) {
+	h.t.Helper()
+	b, err := kafka.StartEmbedded(h.t.Context(), kafka.EmbeddedConfig{Addr: addr, DataDir: h.kafkaDir})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.broker, h.brokers = b, b.Addrs()
+}
+
+func (h *harness) stopBroker() {
+	if h.broker != nil {
+		_ = h.broker.Close()
+		h.broker = nil
+	}
+}
+
+func (h *harness) kafkaErr() error {
+	if h.kafkaDown.Load() {
+		return errors.New("kafka is down (test)")
+	}
+	return nil
+}
+
+type user struct {
+	id, current, preconf int64
+	token                string
+}
+
+// newUser creates a user holding funds in its current account.
+func (h *harness) newUser(addr, funds string) user {
+	h.t.Helper()
+	ctx := h.t.Context()
+	var u user
+	err := h.pool.QueryRow(ctx, `INSERT INTO users (address) VALUES ($1) RETURNING user_id`, addr).Scan(&u.id)
+	if err == nil {
+		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 1, 'c') RETURNING account_id`, u.id).Scan(&u.current)
+	}
+	if err == nil {
+		err = h.pool.QueryRow(ctx, `INSERT INTO accounts (user_id, type, name) VALUES ($1, 2, 'p') RETURNING account_id`, u.id).Scan(&u.preconf)
+	}
+	if err == nil {
+		_, err = h.pool.Exec(ctx, `INSERT INTO account_balances (account_id, token_id, quantity) VALUES ($1, 1, $2::numeric), ($3, 1, 0)`, u.current, funds, u.preconf)
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	tok, err := h.signer.Issue(auth.TokenUser{UserID: u.id, Address: addr, Roles: []string{auth.RoleUser}}, 0, time.Now())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	u.token = tok.Token
+	return u
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func (h *harness) do(method, path, token, contentType, body string) answer {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	var out map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &out)
+	return answer{rec.Code, rec.Header(), out}
+}
+
+func code(a answer) float64 {
+	c, _ := a.body["code"].(float64)
+	return c
+}
+
+// records reads every record of topic published so far.
+func (h *harness) records(topic string) []*kgo.Record {
+	h.t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers}, kgo.ConsumeTopics(topic))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for {
+		ctx, cancel := context.WithTimeout(h.t.Context(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if len(fs.Records()) == 0 {
+			return out
+		}
+		out = append(out, fs.Records()...)
+	}
+}

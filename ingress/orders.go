@@ -1,0 +1,63 @@
+package ingress
+
+import (
+	"time"
+
+	"blockspace.exchange/ingress/internal/outbox"
+	"blockspace.exchange/ingress/internal/trading"
+	"blockspace.exchange/platform/config"
+)
+
+// OrderEntryConfig configures order entry (docs/api.md "Orders").
+type OrderEntryConfig = trading.Config
+
+// OrderEntryConfigFromEnv reads ORDER_MAX_PER_REQUEST (50 orders per place
+// request), ORDER_BATCH_WAIT (1ms a batch waits for concurrent requests),
+// ORDER_BATCH_MAX (1,000 orders per transaction) and ORDER_LANES (2
+// transactions at once).
+func OrderEntryConfigFromEnv(r *config.Reader) OrderEntryConfig {
+	return OrderEntryConfig{
+		MaxPlaceOrders: r.Int("ORDER_MAX_PER_REQUEST", 50, 1, 1000),
+		BatchWait:      r.Duration("ORDER_BATCH_WAIT", time.Millisecond, time.Microsecond, time.Second),
+		BatchMax:       r.Int("ORDER_BATCH_MAX", 1000, 1, 100_000),
+		Lanes:          r.Int("ORDER_LANES", 2, 1, 64),
+	}
+}
+
+// OutboxConfig configures the delivery of commands stored in the outbox
+// (transfers, withdrawals, orders). Zero values take the defaults.
+type OutboxConfig struct {
+	// PublishTimeout is how long a request waits for Kafka to acknowledge
+	// its commands (3s); RelayAge how old an unacknowledged row is before
+	// the relay republishes it (5s); RelayEvery how often the relay looks
+	// (1s).
+	PublishTimeout, RelayAge, RelayEvery time.Duration
+}
+
+// OutboxConfigFromEnv reads OUTBOX_PUBLISH_TIMEOUT, OUTBOX_RELAY_AGE and
+// OUTBOX_RELAY_EVERY.
+func OutboxConfigFromEnv(r *config.Reader) OutboxConfig {
+	return OutboxConfig{
+		PublishTimeout: r.Duration("OUTBOX_PUBLISH_TIMEOUT", 3*time.Second, 10*time.Millisecond, time.Minute),
+		RelayAge:       r.Duration("OUTBOX_RELAY_AGE", 5*time.Second, 10*time.Millisecond, time.Hour),
+		RelayEvery:     r.Duration("OUTBOX_RELAY_EVERY", time.Second, 10*time.Millisecond, time.Minute),
+	}
+}
+
+func (c OutboxConfig) build(deps Deps) *outbox.Outbox {
+	o := outbox.New(deps.Pool, deps.Kafka, deps.Logger.With("component", "outbox"))
+	if c.PublishTimeout > 0 {
+		o.PublishTimeout = c.PublishTimeout
+	}
+	if c.RelayAge > 0 {
+		o.RelayAge = c.RelayAge
+	}
+	return o
+}
+
+func (c OutboxConfig) relayEvery() time.Duration {
+	if c.RelayEvery > 0 {
+		return c.RelayEvery
+	}
+	return time.Second
+}
