@@ -72,6 +72,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWellFormedKey$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzTxParam$$' -fuzztime 30s ./ingress/internal/flow/
 	$(GO) test -run '^$$' -fuzz '^FuzzPathKey$$' -fuzztime 30s ./ingress/internal/flow/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerifyBody$$' -fuzztime 30s ./ingress/internal/flow/
+	$(GO) test -run '^$$' -fuzz '^FuzzHashParam$$' -fuzztime 30s ./query-api/
 	$(GO) test -run '^$$' -fuzz '^FuzzResult$$' -fuzztime 30s ./orderflow-relay/internal/stream/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime 30s ./orderflow-relay/internal/builders/
 	$(GO) test -run '^$$' -fuzz '^FuzzBatchErrors$$' -fuzztime 30s ./orderflow-relay/internal/builders/

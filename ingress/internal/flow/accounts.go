@@ -111,6 +111,17 @@ type VerifyRequest struct {
 	Signature string `json:"signature"`
 }
 
+// parse checks the request: a 0x account address (returned in lower
+// case), a nonce, and a 0x hex signature (returned as bytes).
+func (req VerifyRequest) parse() (string, []byte, bool) {
+	addr, ok := address(req.Address)
+	sig, err := of.DecodeHex(req.Signature)
+	if !ok || err != nil || req.Nonce == "" {
+		return "", nil, false
+	}
+	return addr, sig, true
+}
+
 // VerifyResponse is its data: the key, shown this once.
 type VerifyResponse struct {
 	APIKey  string          `json:"apiKey"`
@@ -140,9 +151,8 @@ func (a *Accounts) verify(w http.ResponseWriter, r *http.Request) {
 	if !readBody(w, r, &req) {
 		return
 	}
-	addr, ok := address(req.Address)
-	sig, err := of.DecodeHex(req.Signature)
-	if !ok || err != nil || req.Nonce == "" {
+	addr, sig, ok := req.parse()
+	if !ok {
 		fail(w, http.StatusBadRequest, 1001, "error.validation", "address, nonce and signature (0x hex) are required")
 		return
 	}

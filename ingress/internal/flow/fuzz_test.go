@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	of "blockspace.exchange/platform/orderflow"
 )
 
 // FuzzTxParam: any parameter of the single-transaction methods gives a
@@ -39,6 +41,26 @@ func FuzzPathKey(f *testing.F) {
 		}
 		if ok && key == "" && strings.TrimSuffix(path, "/") != "/v1" {
 			t.Fatalf("open endpoint from %q", path)
+		}
+	})
+}
+
+// FuzzVerifyBody: the verify body decodes strictly, and an accepted one
+// has a lower-case address and a signature.
+func FuzzVerifyBody(f *testing.F) {
+	f.Add([]byte(`{"address":"0x00000000000000000000000000000000000000Aa","nonce":"0x01","signature":"0x0102"}`))
+	f.Add([]byte(`{"address":"0x00","nonce":"","signature":"zz","extra":1}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req VerifyRequest
+		if of.StrictJSON(body, &req) != nil {
+			return
+		}
+		addr, sig, ok := req.parse()
+		if !ok {
+			return
+		}
+		if addr != strings.ToLower(addr) || len(addr) != 42 || sig == nil || req.Nonce == "" {
+			t.Fatalf("accepted %+v as %q %x", req, addr, sig)
 		}
 	})
 }
