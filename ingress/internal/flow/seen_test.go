@@ -66,7 +66,9 @@ func TestSeenRepeatWaitsForTheFirstPublish(t *testing.T) {
 func TestSeenRepeatGivesUpWithItsContext(t *testing.T) {
 	s := NewSeen(time.Minute)
 	entered, release := make(chan struct{}), make(chan struct{})
-	go func() { _ = s.Submit(context.Background(), "0xbb", func() error { close(entered); <-release; return nil }) }()
+	go func() {
+		_ = s.Submit(context.Background(), "0xbb", func() error { close(entered); <-release; return nil })
+	}()
 	<-entered
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
