@@ -631,7 +631,7 @@ func TestCancelBatch(t *testing.T) {
 }
 
 // TestCancelAllFamilyOrInstrument: without an instrument (omitted, null
-// or blank) every market of the family with live orders gets one
+// or blank) every open market of the family with live orders gets one
 // order.cancel_all; with one, only that market.
 func TestCancelAllFamilyOrInstrument(t *testing.T) {
 	h := newMarketsHarness(t, harnessOptions{})
@@ -644,6 +644,16 @@ func TestCancelAllFamilyOrInstrument(t *testing.T) {
 	h.placeIDs(u, topics.InclusionPreconf, order(u.preconf, pcOpen, false, 2, "21000", "0.000000002", ""))
 	if _, err := h.pool.Exec(t.Context(), `UPDATE orders SET status = 11 WHERE order_id = $1`, wb[3]); err != nil {
 		t.Fatal(err)
+	}
+	// Live rows in a market whose trading closed and in a finalized one
+	// (the settler has not caught up): their orders expire, no cancel goes
+	// there.
+	for i, slot := range []uint64{slotClosed, slotFinished} {
+		if _, err := h.pool.Exec(t.Context(), `INSERT INTO orders (order_id, user_id, account_id, market_id, instrument_id, slot, side, order_type, quantity)
+			VALUES ($1, $2, $3, $4, $5, $6, false, 2, 1)`, 999990+i, u.id, u.preconf, topics.MarketID(topics.WholeBlock, slot),
+			topics.InstrumentID(topics.WholeBlock, slot), slot); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, tc := range []struct {
 		name, member string

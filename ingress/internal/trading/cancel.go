@@ -130,10 +130,11 @@ func (s *Service) cancelBatch(c *gin.Context, fam topics.Family) ([]cancelItem, 
 	return items, nil
 }
 
-// cancelAll publishes one order.cancel_all per market of the family
-// (or the one named) in which the account has live orders, skipping
-// markets whose trading closed (their orders expire), and answers the ids
-// of the live orders it asked to cancel.
+// cancelAll publishes one order.cancel_all per open market of the family
+// (or the one named) in which the account has live orders, and answers
+// the ids of the live orders it asked to cancel. Markets whose trading
+// closed are left out: their orders expire, or already have and the
+// settler has not caught up.
 func (s *Service) cancelAll(c *gin.Context, fam topics.Family) ([]int64, error) {
 	req, err := bodyOf(c, decodeCancelAll)
 	if err != nil {
@@ -172,7 +173,7 @@ func (s *Service) cancelAll(c *gin.Context, fam topics.Family) ([]int64, error) 
 	cancelled := []int64{}
 	var cmds []cancelCommand
 	for _, inst := range order {
-		if m := s.catalog.Lookup(inst); m != nil && !m.Open(now) {
+		if m := s.catalog.Lookup(inst); m == nil || !m.Open(now) {
 			continue
 		}
 		slot, err := familySlot(fam, inst)
