@@ -1,0 +1,108 @@
+package outbox
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+	"blockspace.exchange/topics"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestRelayRepublishesToTheSlotsPartition leaves a slot command and a
+// ledger command in the outbox: the relay publishes the slot command to
+// its slot's partition of the layout it reads (not the key hash, not the
+// catalog's default), the other by key, and deletes both rows.
+func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.New(t, schema.Migrations())
+	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
+		t.Fatal(err)
+	}
+	const slot = 1021 // partition 5 of 8, 13 of the default 16
+	layout := topics.SlotLayout{Topic: topics.Orders, Epochs: []topics.Epoch{{FromSlot: 0, Partitions: 8}}}
+	place, err := topics.OrderCommandEnvelope(topics.TypeOrderPlace, "order:7", time.Now(), topics.OrderPlace{OrderID: 7, InstrumentID: "ETH-WB-1021"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transfer, err := topics.FundingEnvelope(topics.TypeLedgerTransfer, "transfer-1", time.Now(), topics.LedgerTransfer{TransferID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	placeRec, err := kafka.NewSlotRecord(topics.Orders, layout, slot, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transferRec, err := kafka.NewRecord(topics.LedgerCommands, topics.UserKey(3), transfer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, r := range []*kgo.Record{placeRec, transferRec} {
+			if _, err := Enqueue(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	o := New(pool, cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	o.RelayAge = 0
+	o.Layout = func(_ context.Context, family string) (topics.SlotLayout, error) {
+		if family != topics.Orders {
+			t.Errorf("layout of %q read", family)
+		}
+		return layout, nil
+	}
+	if n, err := o.RelayOnce(ctx, 10); err != nil || n != 2 {
+		t.Fatalf("relayed %d: %v", n, err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d rows left (%v)", left, err)
+	}
+	got := map[string]*kgo.Record{}
+	reader, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ConsumeTopics(topics.Orders, topics.LedgerCommands))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	for len(got) < 2 {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		fs := reader.PollFetches(pctx)
+		timedOut := pctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("records read: %v", got)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[r.Topic] = r })
+	}
+	if r := got[topics.Orders]; r.Partition != 5 || string(r.Key) != "1021" || string(r.Value) != string(placeRec.Value) {
+		t.Errorf("place republished to partition %d, key %s: %s", r.Partition, r.Key, r.Value)
+	}
+	if r := got[topics.LedgerCommands]; string(r.Key) != "3" || string(r.Value) != string(transferRec.Value) {
+		t.Errorf("transfer republished as %s: %s", r.Key, r.Value)
+	}
+}
