@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -38,8 +40,10 @@ type Builder struct {
 	serial  int
 }
 
+// pendingBundle holds its transactions as sent: they are decoded when a
+// block takes them, so a bundle costs the builder little until then.
 type pendingBundle struct {
-	txs     []*types.Transaction
+	raws    [][]byte
 	uuid    string
 	arrived time.Time
 	serial  int
@@ -50,11 +54,29 @@ func NewBuilder(chain *Chain, log *slog.Logger) *Builder {
 	return &Builder{chain: chain, log: log, Hold: 300 * time.Millisecond}
 }
 
-// rpcRequest is one JSON-RPC request to the builder.
+// rpcRequest is one JSON-RPC request to the builder, decoded in one
+// pass (every method's parameter is a bundle or a cancellation).
 type rpcRequest struct {
-	ID     json.RawMessage   `json:"id"`
-	Method string            `json:"method"`
-	Params []json.RawMessage `json:"params"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params []bundleParam   `json:"params"`
+}
+
+type bundleParam struct {
+	Txs             []string `json:"txs"`
+	ReplacementUUID string   `json:"replacementUuid"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type rpcReply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
 }
 
 // ServeHTTP answers the builder's JSON-RPC: one request object, or a batch
@@ -69,7 +91,7 @@ func (b *Builder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(rpcResponse(nil, nil, "invalid batch request"))
 			return
 		}
-		out := make([]map[string]any, len(reqs))
+		out := make([]rpcReply, len(reqs))
 		for i, req := range reqs {
 			out[i] = b.answer(r.Context(), req)
 		}
@@ -84,7 +106,7 @@ func (b *Builder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(b.answer(r.Context(), req))
 }
 
-func (b *Builder) answer(ctx context.Context, req rpcRequest) map[string]any {
+func (b *Builder) answer(ctx context.Context, req rpcRequest) rpcReply {
 	if req.Method == "evm_mine" {
 		hash := b.Mine(ctx)
 		return rpcResponse(req.ID, hash.Hex(), "")
@@ -92,11 +114,7 @@ func (b *Builder) answer(ctx context.Context, req rpcRequest) map[string]any {
 	if len(req.Params) != 1 {
 		return rpcResponse(req.ID, nil, "params must be an array of one element")
 	}
-	var p struct {
-		Txs             []string `json:"txs"`
-		ReplacementUUID string   `json:"replacementUuid"`
-	}
-	_ = json.Unmarshal(req.Params[0], &p)
+	p := req.Params[0]
 	switch req.Method {
 	case "eth_sendBundle":
 		hash, err := b.add(p.Txs, p.ReplacementUUID)
@@ -117,20 +135,22 @@ func (b *Builder) Mine(ctx context.Context) common.Hash {
 	return b.chain.MineWith(ctx, func(ctx context.Context) { b.include(ctx, 0) })
 }
 
+// add keeps a bundle and returns its hash, keccak256 of its transactions'
+// hashes; a transaction's hash is keccak256 of its binary encoding, so no
+// transaction is decoded here.
 func (b *Builder) add(raws []string, uuid string) (string, error) {
+	if len(raws) == 0 {
+		return "", errors.New("bundle without transactions")
+	}
 	pb := &pendingBundle{uuid: uuid, arrived: time.Now()}
-	var cat []byte
+	cat := make([]byte, 0, 32*len(raws))
 	for _, raw := range raws {
 		bs, err := hexutil.Decode(raw)
-		if err != nil {
-			return "", err
+		if err != nil || len(bs) == 0 {
+			return "", fmt.Errorf("transaction %.20s…: not 0x hex", raw)
 		}
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(bs); err != nil {
-			return "", err
-		}
-		pb.txs = append(pb.txs, tx)
-		cat = append(cat, tx.Hash().Bytes()...)
+		pb.raws = append(pb.raws, bs)
+		cat = append(cat, crypto.Keccak256(bs)...)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -176,11 +196,16 @@ func (b *Builder) include(ctx context.Context, hold time.Duration) {
 	}
 	b.pending = later
 	b.mu.Unlock()
-	sort.SliceStable(ready, func(i, j int) bool { return len(ready[i].txs) > len(ready[j].txs) })
+	sort.SliceStable(ready, func(i, j int) bool { return len(ready[i].raws) > len(ready[j].raws) })
 	sent := map[string]bool{}
 	cl := b.chain.Client()
 	for _, p := range ready {
-		for _, tx := range p.txs {
+		for _, raw := range p.raws {
+			tx := new(types.Transaction)
+			if err := tx.UnmarshalBinary(raw); err != nil {
+				b.log.Debug("dev builder: transaction does not decode", "error", err)
+				continue
+			}
 			h := tx.Hash().Hex()
 			if sent[h] {
 				continue
@@ -194,15 +219,15 @@ func (b *Builder) include(ctx context.Context, hold time.Duration) {
 	}
 }
 
-func rpcResponse(id json.RawMessage, result any, errMsg string) map[string]any {
+func rpcResponse(id json.RawMessage, result any, errMsg string) rpcReply {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	resp := map[string]any{"jsonrpc": "2.0", "id": id}
 	if errMsg != "" {
-		resp["error"] = map[string]any{"code": -32000, "message": errMsg}
-	} else {
-		resp["result"] = result
+		return rpcReply{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: -32000, Message: errMsg}}
 	}
-	return resp
+	if result == nil {
+		result = json.RawMessage("null")
+	}
+	return rpcReply{JSONRPC: "2.0", ID: id, Result: result}
 }

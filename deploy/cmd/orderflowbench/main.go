@@ -50,7 +50,15 @@ func main() {
 	rate := flag.Int("rate", 200, "transactions per second during fan-out runs")
 	perRun := flag.Int("txs", 400, "transactions per fan-out run")
 	flag.StringVar(&profilePrefix, "cpuprofile", "", "write a CPU profile of each measured phase (stack and clients) to <prefix>.<phase>.pprof")
+	load := flag.String("load", "", "internal: run as the originator load process against this URL")
 	flag.Parse()
+	if *load != "" {
+		if err := runLoad(*load, *workers, *duration); err != nil {
+			fmt.Fprintln(os.Stderr, "orderflowbench load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*workers, *duration, *socketList, *rate, *perRun); err != nil {
 		fmt.Fprintln(os.Stderr, "orderflowbench:", err)
 		os.Exit(1)
@@ -162,64 +170,39 @@ func (b *bench) signAll(n int) []string {
 	return out
 }
 
-func (b *bench) send(raw string) error {
-	body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + raw + `"]}`
-	resp, err := b.client.Post(b.a.Originator+"/v1", "application/json", strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !bytes.Contains(out, []byte(`"result"`)) {
-		return fmt.Errorf("send: %d %s", resp.StatusCode, out)
-	}
-	return nil
-}
+func (b *bench) send(raw string) error { return send(b.client, b.a.Originator+"/v1", raw) }
 
 // throughput runs distinct submissions, then the baseline of repeats.
 func (b *bench) throughput(workers int, d time.Duration) error {
 	estimate := int(d.Seconds()*30000) + 1000
 	txs := b.signAll(estimate)
-	measure := func(name, phase string, next func(i int) string) (float64, error) {
+	measure := func(name, phase string, list []string) (float64, error) {
 		stop, err := profile(phase)
 		if err != nil {
 			return 0, err
 		}
 		defer stop()
-		var idx atomic.Int64
-		var firstErr atomic.Value
-		deadline := time.Now().Add(d)
-		start, cpu0 := time.Now(), processCPU()
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for time.Now().Before(deadline) {
-					i := int(idx.Add(1)) - 1
-					if i >= len(txs) {
-						return
-					}
-					if err := b.send(next(i)); err != nil {
-						firstErr.CompareAndSwap(nil, err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		if err, _ := firstErr.Load().(error); err != nil {
+		r, err := loadInChild(b.a.Originator+"/v1", list, workers, d)
+		if err != nil {
 			return 0, err
 		}
-		n := min(int(idx.Load()), len(txs))
-		rps := float64(n) / time.Since(start).Seconds()
-		cpu := (processCPU() - cpu0) / time.Duration(max(n, 1))
-		fmt.Printf("  %-44s %9.0f /s  (%d in %s, CPU %s a request)\n", name, rps, n, time.Since(start).Round(time.Millisecond), cpu.Round(time.Microsecond))
+		rps := float64(r.n) / r.elapsed.Seconds()
+		per := func(cpu time.Duration) time.Duration {
+			return (cpu / time.Duration(max(r.n, 1))).Round(time.Microsecond)
+		}
+		fmt.Printf("  %-44s %9.0f /s  (%d in %s; CPU a request: stack %s, load process %s)\n",
+			name, rps, r.n, r.elapsed.Round(time.Millisecond), per(r.serverCPU), per(r.clientCPU))
 		return rps, nil
 	}
-	subject, err := measure("submissions (decode, check, publish, ack)", "submissions", func(i int) string { return txs[i] })
+	repeats := make([]string, len(txs))
+	for i := range repeats {
+		repeats[i] = txs[i%64]
+	}
+	subject, err := measure("submissions (decode, check, publish, ack)", "submissions", txs)
 	if err != nil {
 		return err
 	}
-	base, err := measure("baseline: repeats (decode, check, no publish)", "repeats", func(i int) string { return txs[i%64] })
+	base, err := measure("baseline: repeats (decode, check, no publish)", "repeats", repeats)
 	if err != nil {
 		return err
 	}
