@@ -87,7 +87,6 @@ func New(cfg Config) (*Loop, error) {
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(topics.Orders),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.MaxBufferedRecords(maxBufferedRecords),
 		kgo.MetadataMaxAge(cfg.MetadataMaxAge),
 		kgo.MetadataMinAge(min(cfg.MetadataMaxAge, 5*time.Second)),

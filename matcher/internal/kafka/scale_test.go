@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -63,13 +64,17 @@ func TestRaisePartitionsUnderLoadWithTwoInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	after, err := pkafka.RaisePartitions(ctx, kadm.NewClient(cl), cl, topics.Orders, 32, live[0])
+	raised, err := pkafka.RaisePartitions(ctx, kadm.NewClient(cl), cl, topics.Orders, 32, live[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Producers switch to the published layout.
-	if after, err = pkafka.Layout(ctx, cl, topics.Orders); err != nil {
+	// Producers switch to the published layout, the one the raise made.
+	after, err := pkafka.Layout(ctx, cl, topics.Orders)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(after, raised) {
+		t.Fatalf("published layout %+v, the raise made %+v", after, raised)
 	}
 	for _, s := range live {
 		if after.Partition(s) != before.Partition(s) {
