@@ -92,7 +92,12 @@ async function watchATrade() {
 
   // The slot counter runs and whole-block markets are listed.
   const slotText = page.getByTestId('current-slot');
-  await page.waitForFunction(() => /^\d[\d,]*$/.test(document.querySelector('[data-testid="current-slot"]').textContent));
+  // A fresh dev stack's genesis is its start, so slot 0 lasts one slot
+  // length: wait for the counter to move past it.
+  await page.waitForFunction(() => {
+    const text = document.querySelector('[data-testid="current-slot"]').textContent;
+    return /^\d[\d,]*$/.test(text) && Number(text.replaceAll(',', '')) > 0;
+  }, null, { timeout: 30_000 });
   const slot = Number((await slotText.textContent()).replaceAll(',', ''));
   assert.ok(slot > 0, `current slot ${slot}`);
   await page.locator('tbody[data-family="wholeBlock"] [data-testid="market-row"]').first().waitFor({ timeout: 120_000 });
