@@ -25,6 +25,7 @@ import (
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -190,22 +191,11 @@ func code(a answer) float64 {
 	return c
 }
 
-// records reads every record of topic published so far.
+// records reads every record of topic published so far (up to the end
+// offsets the broker lists now).
 func (h *harness) records(topic string) []*kgo.Record {
 	h.t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers}, kgo.ConsumeTopics(topic))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer cl.Close()
-	var out []*kgo.Record
-	for {
-		ctx, cancel := context.WithTimeout(h.t.Context(), 500*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if len(fs.Records()) == 0 {
-			return out
-		}
-		out = append(out, fs.Records()...)
-	}
+	ctx, cancel := context.WithTimeout(h.t.Context(), 30*time.Second)
+	defer cancel()
+	return kafkatest.ReadToEnd(ctx, h.t, h.kcl, topic)
 }

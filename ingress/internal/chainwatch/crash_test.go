@@ -21,6 +21,7 @@ import (
 
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
@@ -227,7 +228,7 @@ func TestWatcherCrashesAndRestarts(t *testing.T) {
 	waitUntil(t, "cursor at the confirmed head", func() bool { return cursorBlock(t, pool) >= int64(head)-2 })
 	last.kill(t)
 
-	records := len(readToEnd(ctx, t, e.cl, topics.FundingEvents))
+	records := len(kafkatest.ReadToEnd(ctx, t, e.cl, topics.FundingEvents))
 	waitUntil(t, "every published record applied", func() bool {
 		s := st.Stats()
 		return s.Applied+s.Duplicates+s.Rejected >= int64(records)

@@ -22,6 +22,7 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -91,7 +92,7 @@ func (e *env) published(t *testing.T) []topics.DepositObserved {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var out []topics.DepositObserved
-	for _, r := range readToEnd(ctx, t, e.cl, topics.FundingEvents) {
+	for _, r := range kafkatest.ReadToEnd(ctx, t, e.cl, topics.FundingEvents) {
 		ev, err := kafka.DecodeRecord(r)
 		if err != nil {
 			t.Fatal(err)
@@ -105,55 +106,6 @@ func (e *env) published(t *testing.T) []topics.DepositObserved {
 	slices.SortStableFunc(out, func(a, b topics.DepositObserved) int {
 		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.LogIndex, b.LogIndex))
 	})
-	return out
-}
-
-// readToEnd returns every record of topic below the end offsets it lists
-// first, partition by partition.
-func readToEnd(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) []*kgo.Record {
-	t.Helper()
-	// Asking for authorized operations bypasses the client's metadata
-	// cache, which may still hold the topic as unknown from before it was
-	// created.
-	ends, err := kadm.NewClient(cl).ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	want := map[int32]int64{}
-	from := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			want[o.Partition] = o.Offset
-			from[o.Partition] = kgo.NewOffset().AtStart()
-		}
-	})
-	if len(want) == 0 {
-		return nil
-	}
-	reader, err := kafka.NewReader(cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	var out []*kgo.Record
-	for len(want) > 0 {
-		fs := reader.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %s: %v; partitions short of their end: %v", topic, ctx.Err(), want)
-		}
-		fs.EachError(func(_ string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; ok && r.Offset < end {
-				out = append(out, r)
-				if r.Offset+1 >= end {
-					delete(want, r.Partition)
-				}
-			}
-		})
-	}
 	return out
 }
 

@@ -225,21 +225,23 @@ func readAll(t *testing.T, brokers []string, n int) []*kgo.Record {
 	}
 	defer cl.Close()
 	var out []*kgo.Record
-	for {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.NumRecords() == 0 {
-			if len(out) < n {
-				t.Fatalf("%d validator records, want %d", len(out), n)
-			}
-			return out
-		}
-		out = append(out, fs.Records()...)
-		if len(out) > n {
+	wait, cancelWait := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancelWait()
+	for len(out) < n {
+		fs := cl.PollFetches(wait)
+		if wait.Err() != nil {
 			t.Fatalf("%d validator records, want %d", len(out), n)
 		}
+		out = append(out, fs.Records()...)
 	}
+	// A second before more records would show a duplicate publication.
+	extra, cancelExtra := context.WithTimeout(t.Context(), time.Second)
+	defer cancelExtra()
+	out = append(out, cl.PollFetches(extra).Records()...)
+	if len(out) != n {
+		t.Fatalf("%d validator records, want %d", len(out), n)
+	}
+	return out
 }
 
 // The message is fixed by docs/validators.md; a change breaks every
