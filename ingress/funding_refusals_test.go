@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 // TestWithdrawRefusesTheWholeRequest: input that makes a withdraw request
@@ -52,5 +54,57 @@ func TestWithdrawRefusesTheWholeRequest(t *testing.T) {
 	var n int
 	if err := h.pool.QueryRow(t.Context(), `SELECT count(*) FROM withdraw_requests`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d withdraw requests stored (%v)", n, err)
+	}
+}
+
+// TestWithdrawListsAcceptedItemsWhenPostgresFails makes Postgres fail the
+// second item of a request: the first is accepted and listed, so a client
+// never retries it, and the items after it are answered as not processed
+// (status 105) with nothing reserved for them.
+func TestWithdrawListsAcceptedItemsWhenPostgresFails(t *testing.T) {
+	h := newHarness(t)
+	u := h.newUser("0x00000000000000000000000000000000000a11ce", "10")
+	if _, err := h.pool.Exec(t.Context(), `
+		CREATE FUNCTION fail_seven() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.quantity = 7 THEN RAISE EXCEPTION 'injected failure'; END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER fail_seven BEFORE INSERT ON withdraw_requests FOR EACH ROW EXECUTE FUNCTION fail_seven();`); err != nil {
+		t.Fatal(err)
+	}
+	item := func(qty string) string {
+		return fmt.Sprintf(`{"accountId": %d, "chainId": 1337, "tokenId": 1, "quantity": %q}`, u.current, qty)
+	}
+	a := h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json", "["+item("1")+","+item("7")+","+item("2")+"]")
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("withdraw: %d %v", a.status, a.body)
+	}
+	data := a.body["data"].(map[string]any)
+	ids, failed := data["submittedRequestIds"].([]any), data["failedRequests"].([]any)
+	if len(ids) != 1 || len(failed) != 2 {
+		t.Fatalf("submitted %v, failed %v", ids, failed)
+	}
+	for i, qty := range []string{"7", "2"} {
+		f := failed[i].(map[string]any)
+		if f["status"] != float64(105) || f["quantity"] != qty {
+			t.Fatalf("failed item %d: %v", i, f)
+		}
+	}
+	// Only the first item and its fee are reserved.
+	if l := h.locked(u.current); !l.Equal(decimal.RequireFromString("1.0001")) {
+		t.Fatalf("locked %s", l)
+	}
+	if n := h.count(`SELECT count(*) FROM withdraw_requests`); n != 1 {
+		t.Fatalf("%d withdraw requests stored", n)
+	}
+
+	// The same failure on the first item fails the request: nothing was accepted.
+	a = h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json", "["+item("7")+","+item("2")+"]")
+	if a.status != 500 || code(a) != 9999 {
+		t.Fatalf("withdraw failing on its first item: %d %v", a.status, a.body)
+	}
+	if l := h.locked(u.current); !l.Equal(decimal.RequireFromString("1.0001")) {
+		t.Fatalf("locked %s after a failed request", l)
 	}
 }

@@ -113,6 +113,28 @@ func TestRacingTransfersSettleWithoutOverdraw(t *testing.T) {
 		t.Fatalf("accepted %d out, %d back; want 40 and 20", accepted[true], accepted[false])
 	}
 
+	ctx := t.Context()
+	settle(t, h, 60)
+	var cur, pre, curLocked, preLocked, lowest decimal.Decimal
+	err := h.pool.QueryRow(ctx, `
+		SELECT c.quantity, c.locked, p.quantity, p.locked,
+		       (SELECT min(balance) FROM postings WHERE account_id IN ($1, $2))
+		FROM account_balances c, account_balances p
+		WHERE c.account_id = $1 AND p.account_id = $2 AND c.token_id = 1 AND p.token_id = 1`, u.current, u.preconf).
+		Scan(&cur, &curLocked, &pre, &preLocked, &lowest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// current 4 - 4 + 2, preconf 2 + 4 - 2.
+	if !cur.Equal(decimal.NewFromInt(2)) || !pre.Equal(decimal.NewFromInt(4)) || !curLocked.IsZero() || !preLocked.IsZero() || lowest.IsNegative() {
+		t.Fatalf("current %s (locked %s), preconf %s (locked %s), lowest running balance %s", cur, curLocked, pre, preLocked, lowest)
+	}
+}
+
+// settle runs a settler on the harness's broker and database until it has
+// applied n ledger commands, and checks it refused none.
+func settle(t *testing.T, h *harness, n int64) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s, err := settler.New(ctx, settler.Config{Brokers: h.brokers}, h.pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -126,27 +148,13 @@ func TestRacingTransfersSettleWithoutOverdraw(t *testing.T) {
 		<-done
 	}()
 	deadline := time.Now().Add(time.Minute)
-	for s.Stats().Applied+s.Stats().Rejected < 60 {
+	for s.Stats().Applied+s.Stats().Rejected < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("settler stats %+v, want 60 transfers", s.Stats())
+			t.Fatalf("settler stats %+v, want %d commands", s.Stats(), n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st := s.Stats(); st.Applied != 60 || st.Rejected != 0 {
-		t.Fatalf("settler stats %+v", st)
-	}
-	var cur, pre, curLocked, preLocked, lowest decimal.Decimal
-	err = h.pool.QueryRow(ctx, `
-		SELECT c.quantity, c.locked, p.quantity, p.locked,
-		       (SELECT min(balance) FROM postings WHERE account_id IN ($1, $2))
-		FROM account_balances c, account_balances p
-		WHERE c.account_id = $1 AND p.account_id = $2 AND c.token_id = 1 AND p.token_id = 1`, u.current, u.preconf).
-		Scan(&cur, &curLocked, &pre, &preLocked, &lowest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// current 4 - 4 + 2, preconf 2 + 4 - 2.
-	if !cur.Equal(decimal.NewFromInt(2)) || !pre.Equal(decimal.NewFromInt(4)) || !curLocked.IsZero() || !preLocked.IsZero() || lowest.IsNegative() {
-		t.Fatalf("current %s (locked %s), preconf %s (locked %s), lowest running balance %s", cur, curLocked, pre, preLocked, lowest)
+	if st := s.Stats(); st.Applied != n || st.Rejected != 0 {
+		t.Fatalf("settler stats %+v, want %d applied", st, n)
 	}
 }

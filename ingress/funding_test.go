@@ -6,9 +6,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
 )
@@ -172,5 +174,64 @@ func TestWithdrawJudgesEachItem(t *testing.T) {
 		fmt.Sprintf(`[{"accountId": %d, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`, u.preconf))
 	if code(a) != 10010 {
 		t.Fatalf("withdraw from the preconf account: %d %v", a.status, a.body)
+	}
+}
+
+// TestFundingCommandsSurviveKafkaOutage stops the broker: a transfer and a
+// withdrawal are stored with their reservations and answered as accepted
+// (answering 503 would invite a retry that moves the money twice), and the
+// outbox relay delivers each command exactly once when the broker is back.
+func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
+	h := startHarness(t, harnessOptions{
+		kafkaDir: t.TempDir(),
+		outbox:   ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
+	})
+	u := h.newUser("0x00000000000000000000000000000000000a11ce", "5")
+	addr := h.brokers[0]
+	h.stopBroker()
+
+	a := h.transfer(u, u.current, u.preconf, "1.25")
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("transfer while the broker is down: %d %v", a.status, a.body)
+	}
+	a = h.do("POST", "/api/v1/user/funding/withdraw", u.token, "application/json",
+		fmt.Sprintf(`[{"accountId": %d, "chainId": 1337, "tokenId": 1, "quantity": "2"}]`, u.current))
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("withdraw while the broker is down: %d %v", a.status, a.body)
+	}
+	ids, _ := a.body["data"].(map[string]any)["submittedRequestIds"].([]any)
+	if len(ids) != 1 {
+		t.Fatalf("withdraw answer %v", a.body)
+	}
+	// 1.25 + 2 + the withdrawal fee of 0.0001.
+	if l := h.locked(u.current); !l.Equal(decimal.RequireFromString("3.2501")) {
+		t.Fatalf("locked %s", l)
+	}
+	if n := h.count(`SELECT count(*) FROM outbox`); n != 2 {
+		t.Fatalf("%d outbox rows while the broker is down", n)
+	}
+
+	h.startBroker(addr)
+	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the relay delivers the stored commands")
+	// A record the client still held when the broker left may arrive
+	// besides the relay's copy; both carry the command's id.
+	delivered := map[string]string{}
+	for _, e := range h.commands() {
+		delivered[e.ID] = e.Type
+	}
+	if len(delivered) != 2 {
+		t.Fatalf("commands delivered: %v", delivered)
+	}
+	settle(t, h, 2)
+	// current 5 - 1.25 - 2 - 0.0001, nothing left locked; preconf 1.25.
+	var cur, curLocked, pre decimal.Decimal
+	if err := h.pool.QueryRow(t.Context(), `
+		SELECT c.quantity, c.locked, p.quantity FROM account_balances c, account_balances p
+		WHERE c.account_id = $1 AND p.account_id = $2 AND c.token_id = 1 AND p.token_id = 1`, u.current, u.preconf).
+		Scan(&cur, &curLocked, &pre); err != nil {
+		t.Fatal(err)
+	}
+	if !cur.Equal(decimal.RequireFromString("1.7499")) || !curLocked.IsZero() || !pre.Equal(decimal.RequireFromString("1.25")) {
+		t.Fatalf("current %s (locked %s), preconf %s", cur, curLocked, pre)
 	}
 }

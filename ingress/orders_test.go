@@ -464,11 +464,10 @@ func TestPlaceStoresRowOutboxAndCommand(t *testing.T) {
 
 func eventually(t testing.TB, ok func() bool, what string) {
 	t.Helper()
-	for range 400 {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		if ok() {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("never: %s", what)
 }

@@ -229,7 +229,8 @@ func (s *Service) doTransfer(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.outbox.Publish(c, []outbox.Pending{out})
+	s.outbox.Publish(c, []outbox.Pending{out})
+	return nil
 }
 
 // enqueue writes a ledger command to the outbox in tx.

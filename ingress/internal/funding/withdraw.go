@@ -24,6 +24,9 @@ const (
 	StatusUnsupportedChain  = 101
 	StatusInsufficientFunds = 102
 	StatusDailyLimit        = 103
+	// StatusNotProcessed marks an item left unjudged because Postgres
+	// failed after earlier items of the request were accepted.
+	StatusNotProcessed = 105
 )
 
 // withdrawItem is one item of the withdraw body.
@@ -91,13 +94,21 @@ func (s *Service) withdraw(c *gin.Context) {
 	}
 	submitted, failed := []int64{}, []FailedRequest{}
 	var out []outbox.Pending
-	for _, w := range items {
+	for i, w := range items {
 		id, fail, p, err := s.withdrawOne(c, userID, addr, w)
-		if err != nil {
-			// Items accepted so far are reserved and in the outbox; the
-			// relay delivers them.
+		if err != nil && len(submitted) == 0 {
 			httpx.Fail(c, err)
 			return
+		}
+		if err != nil {
+			// Items accepted so far are stored and reserved: the answer
+			// must list them, or a retry would withdraw them twice. The
+			// rest were not processed and may be sent again.
+			_ = c.Error(err)
+			for _, rest := range items[i:] {
+				failed = append(failed, notProcessed(rest))
+			}
+			break
 		}
 		if fail != nil {
 			failed = append(failed, *fail)
@@ -105,11 +116,15 @@ func (s *Service) withdraw(c *gin.Context) {
 		}
 		submitted, out = append(submitted, id), append(out, p)
 	}
-	if err := s.outbox.Publish(c, out); err != nil {
-		httpx.Fail(c, err)
-		return
-	}
+	s.outbox.Publish(c, out)
 	httpx.OK(c, gin.H{"submittedRequestIds": submitted, "failedRequests": failed})
+}
+
+// notProcessed is the failed item of a withdrawal that was not judged
+// because a dependency failed during the request.
+func notProcessed(w withdrawal) FailedRequest {
+	return FailedRequest{AccountID: w.accountID, TokenID: w.tokenID, ChainID: w.chainID, Quantity: w.quantity, Fee: decimal.Zero,
+		Status: StatusNotProcessed, Remark: "Not processed: service unavailable, nothing reserved; submit this item again"}
 }
 
 // parseWithdraw reads the body, then checks each item's token.

@@ -107,12 +107,14 @@ func QueueAll(b *pgx.Batch, rs []*kgo.Record, ids *[]int64) {
 }
 
 // Publish sends committed outbox rows and deletes them once Kafka has
-// acknowledged. A failure or no acknowledgement within PublishTimeout
-// leaves the rows for the relay and is reported as unavailable (503): the
-// command is stored and will be delivered.
-func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
+// acknowledged. It reports nothing to the caller: the commands are stored,
+// so a failure or no acknowledgement within PublishTimeout leaves the rows
+// to the relay, which delivers them later. The caller answers the request
+// as accepted either way; answering 503 would invite a retry that applies
+// the command twice.
+func (o *Outbox) Publish(ctx context.Context, ps []Pending) {
 	if len(ps) == 0 {
-		return nil
+		return
 	}
 	recs := make([]*kgo.Record, len(ps))
 	ids := make([]int64, len(ps))
@@ -120,7 +122,8 @@ func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
 		recs[i], ids[i] = p.Record, p.ID
 	}
 	if err := o.sendWait(recs, ids, nil); err != nil {
-		return err
+		o.log.Warn("stored commands left to the outbox relay", "commands", len(ps), "error", err)
+		return
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.PublishTimeout)
 	defer cancel()
@@ -129,7 +132,6 @@ func (o *Outbox) Publish(ctx context.Context, ps []Pending) error {
 		// the duplicate by command id.
 		o.log.Warn("delete published outbox rows", "error", err)
 	}
-	return nil
 }
 
 // Send publishes records that are not stored in the outbox (commands that

@@ -40,9 +40,10 @@ type Beacon interface {
 	Validator(ctx context.Context, pubkey string) (beacon.Validator, bool, error)
 }
 
-// Publisher sends committed outbox rows; *outbox.Outbox is one.
+// Publisher sends committed outbox rows, leaving what Kafka does not take
+// to the outbox relay; *outbox.Outbox is one.
 type Publisher interface {
-	Publish(ctx context.Context, ps []outbox.Pending) error
+	Publish(ctx context.Context, ps []outbox.Pending)
 }
 
 // Service serves the validator mutations. Each registration change is
@@ -113,17 +114,15 @@ func (s *Service) handle(register bool) gin.HandlerFunc {
 		for i, it := range items {
 			var p *outbox.Pending
 			if results[i], p, err = s.check(c, claims.User, addr, it, register); err != nil {
-				httpx.Fail(c, errors.Join(err, s.out.Publish(c, stored)))
+				s.out.Publish(c, stored)
+				httpx.Fail(c, err)
 				return
 			}
 			if p != nil {
 				stored = append(stored, *p)
 			}
 		}
-		if err := s.out.Publish(c, stored); err != nil {
-			// Registered and durable; the relay publishes the records.
-			s.log.Warn("validator records left to the outbox relay", "error", err)
-		}
+		s.out.Publish(c, stored)
 		httpx.OK(c, gin.H{"results": results})
 	}
 }
@@ -243,7 +242,8 @@ func (s *Service) deregister(c *gin.Context) {
 	for i, k := range keys {
 		p, removed, err := remove(c, s.pool, user.UserID, strings.ToLower(user.Address), k)
 		if err != nil {
-			httpx.Fail(c, errors.Join(err, s.out.Publish(c, stored)))
+			s.out.Publish(c, stored)
+			httpx.Fail(c, err)
 			return
 		}
 		if removed {
@@ -254,8 +254,6 @@ func (s *Service) deregister(c *gin.Context) {
 			results[i].Result, results[i].Message = ResultNotFound, "no validator with this key is registered to the caller"
 		}
 	}
-	if err := s.out.Publish(c, stored); err != nil {
-		s.log.Warn("validator records left to the outbox relay", "error", err)
-	}
+	s.out.Publish(c, stored)
 	httpx.OK(c, gin.H{"results": results})
 }
