@@ -229,7 +229,7 @@ func paramErr(format string, args ...any) error {
 // with an integer percent 0 < p < 100.
 func ParseRefundQuery(q string) (topics.RefundPolicy, error) {
 	addr, pct, ok := strings.Cut(q, ":")
-	if !ok {
+	if !ok || addr == "" {
 		return topics.RefundPolicy{}, paramErr("refund %q is not <address>:<percent>", q)
 	}
 	p, err := strconv.Atoi(pct)

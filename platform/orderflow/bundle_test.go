@@ -104,7 +104,7 @@ func TestParseRefundQuery(t *testing.T) {
 		t.Fatalf("%+v %v", p, err)
 	}
 	for _, bad := range []string{"", "0xab:5", "0x00000000000000000000000000000000000000ab", "0x00000000000000000000000000000000000000ab:0",
-		"0x00000000000000000000000000000000000000ab:100", "0x00000000000000000000000000000000000000ab:5.5", "00000000000000000000000000000000000000ab:5"} {
+		"0x00000000000000000000000000000000000000ab:100", "0x00000000000000000000000000000000000000ab:5.5", "00000000000000000000000000000000000000ab:5", ":50"} {
 		if _, err := ParseRefundQuery(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -139,6 +139,7 @@ func FuzzParseBundle(f *testing.F) {
 func FuzzParseRefundQuery(f *testing.F) {
 	f.Add("0x00000000000000000000000000000000000000ab:25")
 	f.Add(":")
+	f.Add(":50")
 	f.Fuzz(func(t *testing.T, q string) {
 		p, err := ParseRefundQuery(q)
 		if err == nil && (p.Percent <= 0 || p.Percent >= 100 || !common.IsHexAddress(p.Recipient)) {
