@@ -42,8 +42,8 @@ func TestRunCountsAnswersAndWrongStatuses(t *testing.T) {
 		t.Fatalf("good run: %+v (server saw %d)", good, n.Load())
 	}
 	bad := Run(context.Background(), "bad", c, 1, 50*time.Millisecond, 200, func() (*http.Request, error) { return http.NewRequest("GET", srv.URL+"/bad", nil) })
-	if bad.Requests == 0 || bad.Errors != bad.Requests {
-		t.Fatalf("bad run: %+v", bad)
+	if bad.Requests != 0 || bad.Errors == 0 || bad.RPS() != 0 {
+		t.Fatalf("bad run: %+v; answers of a wrong status must not count as requests", bad)
 	}
 }
 
