@@ -12,6 +12,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
@@ -226,18 +227,24 @@ func TestComposeOnlyGatewayPublishesPorts(t *testing.T) {
 }
 
 func TestComposeEnvironment(t *testing.T) {
+	root := repoRoot(t)
 	tests := []struct {
 		name     string
 		env      []string
 		wantEnv  string
 		user     string
 		password string
+		keyFile  string // host file of the access-token signing key
 	}{
-		{name: "defaults", wantEnv: "hoodi", user: "exchange", password: "exchange"},
 		{
-			name:    "overridden",
-			env:     []string{"ENVIRONMENT=mainnet", "POSTGRES_USER=ledger", "POSTGRES_PASSWORD=s3cret"},
-			wantEnv: "mainnet", user: "ledger", password: "s3cret",
+			name: "defaults", wantEnv: "hoodi", user: "exchange", password: "exchange",
+			keyFile: filepath.Join(root, "secrets/auth-signing-key.pem"),
+		},
+		{
+			name: "overridden",
+			env: []string{"ENVIRONMENT=mainnet", "POSTGRES_USER=ledger", "POSTGRES_PASSWORD=s3cret",
+				"AUTH_SIGNING_KEY_PATH=/etc/exchange/signing.pem"},
+			wantEnv: "mainnet", user: "ledger", password: "s3cret", keyFile: "/etc/exchange/signing.pem",
 		},
 	}
 	for _, tt := range tests {
@@ -270,7 +277,48 @@ func TestComposeEnvironment(t *testing.T) {
 					t.Errorf("service %s ENVIRONMENT = %q, want mainnet, hoodi or dev", s.name, env["ENVIRONMENT"])
 				}
 			}
+			checkIngressAuth(t, c, tt.keyFile)
 		})
+	}
+}
+
+// checkIngressAuth holds ingress to what its binary needs to start and to
+// limit logins per client: the signing key read from a mounted secret file,
+// and the client address taken from the header the gateway sets to the
+// peer's address.
+func checkIngressAuth(t *testing.T, c composeModel, keyFile string) {
+	t.Helper()
+	ingress := c.service(t, "ingress")
+	env := ingress.Environment
+	if _, ok := env["AUTH_SIGNING_KEY"]; ok {
+		t.Errorf("ingress sets AUTH_SIGNING_KEY; the key is a secret file (AUTH_SIGNING_KEY_FILE), and both set stops ingress")
+	}
+	mounted := map[string]string{} // path in the container → secret name
+	for _, ref := range ingress.Secrets {
+		mounted[ref.path()] = ref.Source
+	}
+	path := env["AUTH_SIGNING_KEY_FILE"]
+	name, ok := mounted[path]
+	switch {
+	case path == "":
+		t.Errorf("ingress has no AUTH_SIGNING_KEY_FILE; the ingress binary refuses to start without a signing key")
+	case !ok:
+		t.Errorf("ingress AUTH_SIGNING_KEY_FILE = %s, but no secret is mounted there (mounts %v)", path, mounted)
+	case c.Secrets[name].File != keyFile:
+		t.Errorf("secret %s reads %q, want %s", name, c.Secrets[name].File, keyFile)
+	}
+
+	var header string
+	for h, v := range effectiveHeaders(parseNginx(t, gatewayConfPath).route(t, 8080, "POST", "/api/v1/user/login", "")) {
+		if v == "$remote_addr" {
+			header = h
+		}
+	}
+	if header == "" {
+		t.Fatalf("the gateway passes the client address in no header of the login route")
+	}
+	if got := env["AUTH_CLIENT_IP_HEADER"]; !strings.EqualFold(got, header) {
+		t.Errorf("ingress AUTH_CLIENT_IP_HEADER = %q, want %s, the header the gateway sets to the client's address; otherwise every login counts against the gateway's", got, header)
 	}
 }
 
@@ -539,6 +587,9 @@ func checkWebSocket(t *testing.T, conf *nginxConf, r route) {
 type composeModel struct {
 	Services map[string]composeService `yaml:"services"`
 	Volumes  map[string]any            `yaml:"volumes"`
+	Secrets  map[string]struct {
+		File string `yaml:"file"`
+	} `yaml:"secrets"`
 }
 
 type composeService struct {
@@ -554,6 +605,24 @@ type composeService struct {
 	Restart       string                   `yaml:"restart"`
 	ContainerName string                   `yaml:"container_name"`
 	Deploy        *struct{ Replicas *int } `yaml:"deploy"`
+	Secrets       []composeSecretRef       `yaml:"secrets"`
+}
+
+// composeSecretRef is a service's use of a secret, as docker-compose config
+// writes it (the long form).
+type composeSecretRef struct {
+	Source string `yaml:"source"`
+	Target string `yaml:"target"`
+}
+
+// path is where the secret appears in the container: /run/secrets/<name>
+// unless target names another file.
+func (r composeSecretRef) path() string {
+	target := cmp.Or(r.Target, r.Source)
+	if filepath.IsAbs(target) {
+		return target
+	}
+	return "/run/secrets/" + target
 }
 
 type composeBuild struct {
