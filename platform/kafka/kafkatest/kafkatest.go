@@ -5,6 +5,7 @@ package kafkatest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -12,36 +13,37 @@ import (
 	"blockspace.exchange/platform/kafka"
 )
 
-// ReadToEnd returns every record of topic below the end offsets the broker
-// lists when it is called, partition by partition, reading with a client
-// of its own that reaches the brokers as cl does. Reading up to listed
-// offsets, rather than until the broker goes quiet, cannot end early on a
-// slow fetch. The topic must be written without transactions: every
-// offset below the end then holds a record.
+// ReadToEnd returns every committed record of topic below the last stable
+// offsets the broker lists when it is called, partition by partition in
+// log order, reading with a client of its own that reaches the brokers as
+// cl does. Reading up to listed offsets, rather than until the broker goes
+// quiet, cannot end early on a slow fetch.
+//
+// The topic may be written in transactions. Their commit and abort
+// markers take offsets of their own, and a read_committed reader hands
+// out no record at those offsets nor at aborted ones, so the last offset
+// below the end is often one it never sees. The reader therefore keeps
+// control records: with no transaction open, the offset just below the
+// last stable offset holds either a record it hands out or a marker, and
+// reaching it ends the partition. Markers are not returned. While a
+// transaction is open the last stable offset stops at its first record,
+// and the record below may be an aborted one whose marker comes later;
+// the partition then ends at the first offset seen beyond it, once the
+// open transaction ends.
 func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) []*kgo.Record {
 	t.Helper()
-	// Asking for authorized operations bypasses the client's metadata
-	// cache, which may still hold the topic as unknown from before it was
-	// created.
-	ends, err := kadm.NewClient(cl).ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
 	want := map[int32]int64{}
 	from := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			want[o.Partition] = o.Offset
-			from[o.Partition] = kgo.NewOffset().AtStart()
+	for p, end := range listOffsets(ctx, t, cl, topic, true) {
+		if end > 0 {
+			want[p] = end
+			from[p] = kgo.NewOffset().AtStart()
 		}
-	})
+	}
 	if len(want) == 0 {
 		return nil
 	}
-	reader, err := kafka.NewReader(cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))
+	reader, err := kafka.NewReader(cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +56,80 @@ func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) 
 		}
 		fs.EachError(func(_ string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; ok && r.Offset < end {
+			end, ok := want[r.Partition]
+			if !ok {
+				return
+			}
+			if r.Offset < end && !r.Attrs.IsControl() {
 				out = append(out, r)
-				if r.Offset+1 >= end {
-					delete(want, r.Partition)
-				}
+			}
+			if r.Offset+1 >= end {
+				delete(want, r.Partition)
 			}
 		})
 	}
+	return out
+}
+
+// WaitConsumed returns once group has committed, on every partition of
+// topic, the end offset the broker lists when it is called: the group has
+// consumed every record written before the call, and a group that commits
+// its offsets in transactions with what it produced (consume, transform,
+// produce) has committed its outputs of those records too, so ReadToEnd
+// of its output topics then returns them all. The topic must be written
+// without transactions: a group's committed offset never passes a
+// trailing commit marker. The group is asked every 20 ms until ctx ends,
+// which fails the test.
+func WaitConsumed(ctx context.Context, t testing.TB, cl *kgo.Client, group, topic string) {
+	t.Helper()
+	ends := listOffsets(ctx, t, cl, topic, false)
+	adm := kadm.NewClient(cl)
+	behind := map[int32][2]int64{}
+	var lastErr error
+	for {
+		clear(behind)
+		offsets, err := adm.FetchOffsets(ctx, group)
+		if err == nil {
+			err = offsets.Error()
+		}
+		lastErr = err
+		for p, end := range ends {
+			o, ok := offsets.Lookup(topic, p)
+			if end > 0 && (err != nil || !ok || o.At < end) {
+				behind[p] = [2]int64{o.At, end}
+			}
+		}
+		if len(behind) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("group %s never committed the end of %s: partition: [committed end] %v (last error %v)", group, topic, behind, lastErr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// listOffsets returns each partition's high watermark, or its last stable
+// offset when committed is set.
+func listOffsets(ctx context.Context, t testing.TB, cl *kgo.Client, topic string, committed bool) map[int32]int64 {
+	t.Helper()
+	adm := kadm.NewClient(cl)
+	list := adm.ListEndOffsets
+	if committed {
+		list = adm.ListCommittedOffsets
+	}
+	// Asking for authorized operations bypasses the client's metadata
+	// cache, which may still hold the topic as unknown from before it was
+	// created.
+	listed, err := list(kadm.WithAuthorizedOps(ctx), topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	out := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out
 }
