@@ -22,8 +22,7 @@ func RequireJSON() gin.HandlerFunc {
 			if ct == "" {
 				ct = "none"
 			}
-			Fail(c, &Error{Status: http.StatusUnsupportedMediaType, Code: CodeValidation, Key: "error.unsupportedMediaType",
-				Message: "Content-Type must be application/json, got " + ct})
+			Fail(c, UnsupportedMedia("Content-Type must be application/json, got %s", ct))
 			return
 		}
 		c.Next()

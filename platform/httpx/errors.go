@@ -48,6 +48,12 @@ func Invalid(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Key: "error.validation", Message: fmt.Sprintf(format, args...)}
 }
 
+// UnsupportedMedia is a 415 with the validation code: the body's
+// Content-Type is not one the route reads.
+func UnsupportedMedia(format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeValidation, Key: "error.unsupportedMediaType", Message: fmt.Sprintf(format, args...)}
+}
+
 // Unauthorized is a 401 with code 1; the middleware adds WWW-Authenticate.
 func Unauthorized(msg string) *Error {
 	return &Error{Status: http.StatusUnauthorized, Code: CodeAuth, Key: "error.auth.required", Message: msg}

@@ -56,7 +56,7 @@ func Params(query, contentType string, body []byte) (url.Values, error) {
 			v.Set(k, s)
 		}
 	default:
-		return nil, httpx.Invalid("body must be a form (application/x-www-form-urlencoded) or JSON, got Content-Type %q", truncate(contentType))
+		return nil, httpx.UnsupportedMedia("body must be a form (application/x-www-form-urlencoded) or JSON, got Content-Type %q", truncate(contentType))
 	}
 	return v, nil
 }

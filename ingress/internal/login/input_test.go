@@ -1,12 +1,15 @@
 package login
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"blockspace.exchange/platform/httpx"
 )
 
 func TestParseVerify(t *testing.T) {
@@ -134,6 +137,10 @@ func FuzzParams(f *testing.F) {
 	f.Add("", "application/json", []byte(`{"addr":1}`))
 	f.Fuzz(func(t *testing.T, query, contentType string, body []byte) {
 		v, err := Params(query, contentType, body)
+		var he *httpx.Error
+		if err != nil && (!errors.As(err, &he) || (he.Status != 400 && he.Status != 415) || he.Message == "") {
+			t.Fatalf("error %v is not a 400 or 415 that says what is wrong", err)
+		}
 		if err != nil {
 			return
 		}
@@ -171,4 +178,33 @@ func FuzzParseRefresh(f *testing.F) {
 			t.Fatalf("accepted a malformed credential %q", got)
 		}
 	})
+}
+
+// TestParamsBodyKinds: a form or JSON body is read, any other declared
+// kind of body is 415, and a malformed body of a known kind is 400.
+func TestParamsBodyKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		addr                    string
+	}{
+		{"form", "application/x-www-form-urlencoded", "addr=0xab", 0, "0xab"},
+		{"json", "application/json; charset=utf-8", `{"addr": "0xab"}`, 0, "0xab"},
+		{"empty body of any kind", "text/plain", "", 0, "0xq"},
+		{"text", "text/plain", "addr=0xab", 415, ""},
+		{"no content type", "", "addr=0xab", 415, ""},
+		{"malformed json", "application/json", `{"addr": }`, 400, ""},
+		{"json number", "application/json", `{"addr": 5}`, 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := Params("addr=0xq", tc.contentType, []byte(tc.body))
+			var he *httpx.Error
+			switch {
+			case tc.status == 0 && (err != nil || v.Get("addr") != tc.addr):
+				t.Fatalf("params %v, error %v", v, err)
+			case tc.status != 0 && (!errors.As(err, &he) || he.Status != tc.status || he.Code != httpx.CodeValidation):
+				t.Fatalf("error %v, want status %d", err, tc.status)
+			}
+		})
+	}
 }
