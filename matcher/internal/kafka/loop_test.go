@@ -15,6 +15,7 @@ import (
 
 	"blockspace.exchange/matcher/internal/engine"
 	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
@@ -186,43 +187,25 @@ func expectedOutputsIn(t testing.TB, layout topics.SlotLayout, envs []topics.Env
 	return want
 }
 
-func count(m map[partitionKey][][]byte) int {
-	n := 0
-	for _, v := range m {
-		n += len(v)
-	}
-	return n
-}
-
-// readOutputs reads committed order events and fills until n arrived,
-// then a little longer to catch any duplicate.
-func readOutputs(t testing.TB, ctx context.Context, cfg pkafka.Config, n int) map[partitionKey][][]byte {
+// readOutputs waits until the matcher group has committed the end of
+// orders, which it does in the transactions that publish the outputs of
+// what it read, then reads order events and fills up to the broker's end
+// offsets: every output is there, and so is any duplicate.
+func readOutputs(t testing.TB, ctx context.Context, cfg pkafka.Config) map[partitionKey][][]byte {
 	t.Helper()
-	cl, err := pkafka.NewClient(cfg, kgo.ConsumeTopics(topics.OrderEvents, topics.Fills),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := pkafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	kafkatest.WaitConsumed(ctx, t, cl, DefaultGroup, topics.Orders)
 	got := map[partitionKey][][]byte{}
-	total := 0
-	for total < n {
-		fetches := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("read %d of %d outputs: %v", total, n, err)
-		}
-		fetches.EachRecord(func(r *kgo.Record) {
+	for _, topic := range []string{topics.OrderEvents, topics.Fills} {
+		for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topic) {
 			k := partitionKey{r.Topic, r.Partition}
 			got[k] = append(got[k], r.Value)
-			total++
-		})
+		}
 	}
-	extra, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	cl.PollFetches(extra).EachRecord(func(r *kgo.Record) {
-		k := partitionKey{r.Topic, r.Partition}
-		got[k] = append(got[k], r.Value)
-	})
 	return got
 }
 
@@ -292,7 +275,7 @@ func TestExactlyOnceAcrossACrash(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- second.Run(runCtx) }()
-	got := readOutputs(t, ctx, cfg, count(want))
+	got := readOutputs(t, ctx, cfg)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -36,9 +36,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- first.Run(runCtx) }()
-	for first.Stats().Records.Load() < int64(len(head)) {
-		waitOrFail(t, done)
-	}
+	waitRunning(t, ctx, done, "the head applied", func() bool { return first.Stats().Records.Load() >= int64(len(head)) })
 	if first.Stats().Snapshots.Load() == 0 {
 		t.Fatal("no snapshot round was written")
 	}
@@ -87,7 +85,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	runCtx, stop = context.WithCancel(ctx)
 	done = make(chan error, 1)
 	go func() { done <- second.Run(runCtx) }()
-	got := readOutputs(t, ctx, cfg, count(want))
+	got := readOutputs(t, ctx, cfg)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -104,12 +102,18 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	}
 }
 
-func waitOrFail(t *testing.T, done chan error) {
+// waitRunning polls cond while the matcher of done runs; the matcher
+// stopping or ctx ending first fails the test.
+func waitRunning(t *testing.T, ctx context.Context, done chan error, what string, cond func() bool) {
 	t.Helper()
-	select {
-	case err := <-done:
-		t.Fatalf("the matcher stopped: %v", err)
-	case <-time.After(time.Millisecond):
+	for !cond() {
+		select {
+		case err := <-done:
+			t.Fatalf("the matcher stopped before %s: %v", what, err)
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
