@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"blockspace.exchange/platform/eip712"
 )
 
 const testUA = "wallet-test/1.0"
@@ -100,23 +101,14 @@ func (w wallet) challenge(t *testing.T, c client) challenge {
 	return ch
 }
 
-// sign signs the typed data with v as 27/28, as wallets write it.
-func (w wallet) sign(t *testing.T, eip712 string) string {
+// sign signs the typed data as a wallet does, v as 27/28.
+func (w wallet) sign(t *testing.T, doc string) string {
 	t.Helper()
-	var td apitypes.TypedData
-	if err := json.Unmarshal([]byte(eip712), &td); err != nil {
-		t.Fatalf("typed data does not parse as EIP-712: %v", err)
-	}
-	hash, _, err := apitypes.TypedDataAndHash(td)
+	sig, err := eip712.Sign(w.key, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := crypto.Sign(hash, w.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig[64] += 27
-	return hexutil.Encode(sig)
+	return sig
 }
 
 type session struct {
@@ -328,8 +320,16 @@ func TestLoginRejections(t *testing.T) {
 	sessionsBefore := s.count(t, "sessions")
 	usersBefore := s.count(t, "users")
 
-	rawSig := []byte(good)
-	v0 := string(rawSig[:len(rawSig)-2]) + "05" // v neither 0/1 nor 27/28
+	// Why a verify attempt with a nonce still unused must be refused: the
+	// signature, not the nonce, is what is wrong.
+	const badSignature, badNonce = "signature was not made by", "nonceHash is unknown"
+	refusedFor := map[string]string{"wrong signer": badSignature, "bad v": badSignature,
+		"unknown nonce": badNonce, "used nonce": badNonce, "expired nonce": badNonce, "nonce of another address": badNonce}
+
+	// A challenge of its own, so that only v can be what is wrong.
+	badV := w.challenge(t, c)
+	v0 := w.sign(t, badV.EIP712Message)
+	v0 = v0[:len(v0)-2] + "05" // v neither 0/1 nor 27/28
 	for _, tc := range []struct {
 		name   string
 		path   string
@@ -347,7 +347,7 @@ func TestLoginRejections(t *testing.T) {
 		{"nonce of another address", "", url.Values{"addr": {w.addr}, "nonceHash": {otherCh.NonceHash}, "signature": {w.sign(t, otherCh.EIP712Message)}}, nil, 401, 1},
 		{"malformed signature hex", "", url.Values{"addr": {w.addr}, "nonceHash": {ch.NonceHash}, "signature": {"0xzz" + good[4:]}}, nil, 400, 1001},
 		{"short signature", "", url.Values{"addr": {w.addr}, "nonceHash": {ch.NonceHash}, "signature": {good[:40]}}, nil, 400, 1001},
-		{"bad v", "", url.Values{"addr": {w.addr}, "nonceHash": {ch.NonceHash}, "signature": {v0}}, nil, 401, 1},
+		{"bad v", "", url.Values{"addr": {w.addr}, "nonceHash": {badV.NonceHash}, "signature": {v0}}, nil, 401, 1},
 		{"malformed nonce", "", url.Values{"addr": {w.addr}, "nonceHash": {"0x1"}, "signature": {good}}, nil, 400, 1001},
 		{"no user agent", "", url.Values{"addr": {w.addr}, "nonceHash": {ch.NonceHash}, "signature": {good}}, map[string]string{"User-Agent": ""}, 400, 1001},
 		{"refresh without credential", "/api/v1/user/login/refresh", url.Values{}, nil, 401, 1},
@@ -361,6 +361,9 @@ func TestLoginRejections(t *testing.T) {
 		a := c.do("POST", path, tc.form, tc.header)
 		if a.status != tc.status || a.body.Code != tc.code || a.body.Success {
 			t.Errorf("%s: %d code %d %s, want %d code %d", tc.name, a.status, a.body.Code, a.raw, tc.status, tc.code)
+		}
+		if why, ok := refusedFor[tc.name]; ok && !strings.Contains(a.body.Message, why) {
+			t.Errorf("%s: refused with %q, want it refused for %q", tc.name, a.body.Message, why)
 		}
 		if a.status == 401 && a.header.Get("WWW-Authenticate") != "Bearer" {
 			t.Errorf("%s: 401 without WWW-Authenticate: Bearer", tc.name)
