@@ -18,10 +18,12 @@ var liveRoute = httpx.Route{Method: http.MethodGet, Path: "/ws"}
 // brokers, the account feed that fills its private channels.
 func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) error {
 	var positions live.PositionReader
+	var sessions live.SessionChecker
 	if deps.Pool != nil {
 		positions = live.PostgresPositions{Pool: deps.Pool}
+		sessions = live.PostgresSessions{Pool: deps.Pool}
 	}
-	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Positions: positions,
+	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Sessions: sessions, Positions: positions,
 		Clock: s.cfg.Environment, Logger: log})
 	if len(s.cfg.Kafka.Brokers) == 0 {
 		return nil

@@ -42,6 +42,13 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg Config, positions PositionReader) *harness {
 	t.Helper()
+	return newHarnessWith(t, cfg, Deps{Positions: positions})
+}
+
+// newHarnessWith serves the Positions and Sessions of deps; the harness
+// provides the rest.
+func newHarnessWith(t testing.TB, cfg Config, deps Deps) *harness {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +64,8 @@ func newHarness(t testing.TB, cfg Config, positions PositionReader) *harness {
 		t.Fatal(err)
 	}
 	env := environment.Environment{Name: "test", Genesis: time.Now().Add(-100 * time.Second), SlotLength: 2 * time.Second}
-	h.srv = NewServer(cfg, Deps{Model: h.model, Tokens: h.tokens, Positions: positions, Clock: env, Logger: slog.Default()})
+	deps.Model, deps.Tokens, deps.Clock, deps.Logger = h.model, h.tokens, env, slog.Default()
+	h.srv = NewServer(cfg, deps)
 	h.http = httptest.NewServer(h.srv)
 	h.url = "ws" + strings.TrimPrefix(h.http.URL, "http")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,8 +78,15 @@ func newHarness(t testing.TB, cfg Config, positions PositionReader) *harness {
 // token signs an access token of user that expires at exp.
 func (h *harness) token(user int64, exp time.Time) string {
 	h.t.Helper()
+	return h.sessionToken(user, 0, exp)
+}
+
+// sessionToken signs an access token of user's login session that
+// expires at exp.
+func (h *harness) sessionToken(user, session int64, exp time.Time) string {
+	h.t.Helper()
 	c := &auth.Claims{User: auth.TokenUser{UserID: user, Address: fmt.Sprintf("0x%040x", user), Roles: []string{auth.RoleUser}},
-		AccessType: auth.AccessType, RegisteredClaims: jwt.RegisteredClaims{
+		AccessType: auth.AccessType, SessionID: session, RegisteredClaims: jwt.RegisteredClaims{
 			IssuedAt: jwt.NewNumericDate(time.Now().Add(-time.Second)), ExpiresAt: jwt.NewNumericDate(exp)}}
 	tok := jwt.NewWithClaims(jwt.SigningMethodES256, c)
 	tok.Header["kid"] = h.kid

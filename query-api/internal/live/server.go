@@ -74,10 +74,17 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (*auth.Claims, error)
 }
 
+// SessionChecker tells which login sessions were revoked (logout, or a
+// rotated refresh credential that came back); PostgresSessions is one.
+type SessionChecker interface {
+	Revoked(ctx context.Context, sessionIDs []int64) (map[int64]bool, error)
+}
+
 // Deps are what the server reads from.
 type Deps struct {
 	Model     *markets.Model
 	Tokens    TokenVerifier
+	Sessions  SessionChecker          // revoked sessions; nil checks only expiry and keys
 	Positions PositionReader          // the positions query; nil answers code 21
 	Clock     environment.Environment // genesis and slot length, for the currentSlot query
 	Logger    *slog.Logger
@@ -179,9 +186,13 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // checkSessions ends the session of every socket whose access token
-// expired or no longer verifies (its signing key was withdrawn).
+// expired, no longer verifies (its signing key was withdrawn), or belongs
+// to a revoked login session. Revocations are read in one query for all
+// sockets; when that read fails the tokens, still valid, keep their
+// subscriptions until the next check.
 func (s *Server) checkSessions(ctx context.Context) {
 	now := s.cfg.Now()
+	bySession := map[int64][]*socket{}
 	for _, sock := range s.hub.loggedIn() {
 		token, expires := sock.session()
 		if token == "" {
@@ -191,8 +202,30 @@ func (s *Server) checkSessions(ctx context.Context) {
 			s.endSession(sock, "access token expired at "+expires.UTC().Format(time.RFC3339))
 			continue
 		}
-		if _, err := s.deps.Tokens.Verify(ctx, token); err != nil {
+		claims, err := s.deps.Tokens.Verify(ctx, token)
+		if err != nil {
 			s.endSession(sock, "access token is no longer valid")
+			continue
+		}
+		if claims.SessionID > 0 {
+			bySession[claims.SessionID] = append(bySession[claims.SessionID], sock)
+		}
+	}
+	if s.deps.Sessions == nil || len(bySession) == 0 {
+		return
+	}
+	ids := make([]int64, 0, len(bySession))
+	for id := range bySession {
+		ids = append(ids, id)
+	}
+	revoked, err := s.deps.Sessions.Revoked(ctx, ids)
+	if err != nil {
+		s.deps.Logger.Warn("read revoked sessions", "error", err)
+		return
+	}
+	for id := range revoked {
+		for _, sock := range bySession[id] {
+			s.endSession(sock, "the login session was revoked")
 		}
 	}
 }
