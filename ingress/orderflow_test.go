@@ -3,6 +3,7 @@ package ingress_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -154,5 +155,87 @@ func TestOrderflowKeysOverHTTP(t *testing.T) {
 	// The searcher endpoint has no open form.
 	if r := callRPC(t, e.searcher.URL+"/v1", "eth_cancelBundle", cancel, nil); r.status != http.StatusUnauthorized {
 		t.Fatalf("searcher without key: %d", r.status)
+	}
+}
+
+// accountCall sends body (GET when empty) to an account path with key as
+// bearer and returns the HTTP status and the envelope.
+func (e *orderflowEdges) accountCall(t *testing.T, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != "" {
+		method, rd = http.MethodPost, strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, e.accounts.URL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, env
+}
+
+// TestRefundReaderSubaccount: an originator makes another account its
+// refund reader; that account's key then only reads refunds (it can
+// neither originate as a partner, nor search, nor name readers) until
+// the originator removes it.
+func TestRefundReaderSubaccount(t *testing.T) {
+	e := newOrderflowEdges(t)
+	const partner, reader = "0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000b2"
+	pkey, _, err := e.store.Issue(t.Context(), partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rkey, _, err := e.store.Issue(t.Context(), reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := func(key string) (string, string) {
+		t.Helper()
+		status, env := e.accountCall(t, "/v1/auth/account", key, "")
+		data, _ := env["data"].(map[string]any)
+		if status != 200 || data == nil {
+			t.Fatalf("account: %d %v", status, env)
+		}
+		return fmt.Sprint(data["roles"]), fmt.Sprint(data["refundPartners"])
+	}
+	if r, _ := roles(rkey); r != "[originator searcher]" {
+		t.Fatalf("roles before: %s", r)
+	}
+	if status, env := e.accountCall(t, "/v1/auth/refund-readers", pkey, `{"address": "`+reader[:2]+strings.ToUpper(reader[2:])+`"}`); status != 200 || env["success"] != true {
+		t.Fatalf("add reader: %d %v", status, env)
+	}
+	if r, p := roles(rkey); r != "[refund-read]" || p != "["+partner+"]" {
+		t.Fatalf("reader's roles %s, partners %s", r, p)
+	}
+	if r, _ := roles(pkey); r != "[originator searcher]" {
+		t.Fatalf("partner's roles: %s", r)
+	}
+	eventually(t, func() bool {
+		r := callRPC(t, e.originator.URL+"/v1/"+rkey, "eth_sendRawTransaction", "0x00", nil)
+		return r.status == http.StatusForbidden && r.body.Error != nil && r.body.Error.Code == -32000
+	}, "the reader is refused as a partner originator")
+	r := callRPC(t, e.searcher.URL+"/v1/"+rkey, "eth_cancelBundle", map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}, nil)
+	if r.status != http.StatusForbidden || r.body.Error == nil || r.body.Error.Code != -32000 {
+		t.Fatalf("reader as searcher: %d %+v", r.status, r.body.Error)
+	}
+	if status, env := e.accountCall(t, "/v1/auth/refund-readers", rkey, `{"address": "0x00000000000000000000000000000000000000c3"}`); status != 403 || env["code"] != float64(1) {
+		t.Fatalf("reader naming readers: %d %v", status, env)
+	}
+	for _, want := range []bool{true, false} {
+		status, env := e.accountCall(t, "/v1/auth/refund-readers/remove", pkey, `{"address": "`+reader+`"}`)
+		data, _ := env["data"].(map[string]any)
+		if status != 200 || data["removed"] != want {
+			t.Fatalf("remove reader (want removed %t): %d %v", want, status, env)
+		}
+	}
+	if r, p := roles(rkey); r != "[originator searcher]" || p != "[]" {
+		t.Fatalf("roles after removal %s, partners %s", r, p)
 	}
 }

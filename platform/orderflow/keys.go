@@ -33,7 +33,7 @@ var ErrUnknownKey = errors.New("unknown or revoked API key")
 type Identity struct {
 	Address string   // the account (lower-case 0x hex)
 	KeyHash string   // hex SHA-256 of the key: identifies it without revealing it
-	Roles   []string // RoleOriginator, RoleSearcher, and RoleRefundRead when Partners is not empty
+	Roles   []string // RoleOriginator and RoleSearcher, or only RoleRefundRead when Partners is not empty
 	// Partners are the originators whose refunds a refund-read subaccount
 	// may read, besides its own.
 	Partners []string
@@ -126,11 +126,18 @@ func (s *KeyStore) Lookup(ctx context.Context, key string) (Identity, error) {
 		return Identity{}, fmt.Errorf("look up api key: %w", err)
 	}
 	id.KeyHash = hex.EncodeToString(h)
-	id.Roles = []string{RoleOriginator, RoleSearcher}
-	if len(id.Partners) > 0 {
-		id.Roles = append(id.Roles, RoleRefundRead)
-	}
+	id.Roles = rolesOf(id.Partners)
 	return id, nil
+}
+
+// rolesOf is the roles of an account that reads the refunds of partners:
+// an account some originator made its refund reader is a refund-read-only
+// subaccount; any other account originates and searches.
+func rolesOf(partners []string) []string {
+	if len(partners) > 0 {
+		return []string{RoleRefundRead}
+	}
+	return []string{RoleOriginator, RoleSearcher}
 }
 
 // Revoke ends the key with the given hash (hex); revoking twice is a no-op.
@@ -187,6 +194,17 @@ func (s *KeyStore) AddRefundReader(ctx context.Context, partner, reader string) 
 		return fmt.Errorf("add refund reader: %w", err)
 	}
 	return nil
+}
+
+// RemoveRefundReader ends reader's reading of partner's refunds and says
+// whether it was a reader. Once it reads for no partner, the account
+// originates and searches again.
+func (s *KeyStore) RemoveRefundReader(ctx context.Context, partner, reader string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM orderflow_refund_readers WHERE partner = $1 AND reader = $2`, partner, reader)
+	if err != nil {
+		return false, fmt.Errorf("remove refund reader: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // Keys looks keys up through a short cache. A revoked key keeps working
@@ -253,4 +271,16 @@ func (k *Keys) Forget(key string) {
 	k.mu.Lock()
 	delete(k.cache, key)
 	k.mu.Unlock()
+}
+
+// ForgetAddress drops the cached keys of an account whose roles this
+// process just changed; other processes see the change within the TTL.
+func (k *Keys) ForgetAddress(address string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, c := range k.cache {
+		if c.id.Address == address {
+			delete(k.cache, key)
+		}
+	}
 }

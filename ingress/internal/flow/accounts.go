@@ -38,6 +38,7 @@ func (a *Accounts) Handler() http.Handler {
 	mux.HandleFunc("/v1/auth/account", a.only(http.MethodGet, a.bearer(a.account)))
 	mux.HandleFunc("/v1/auth/api-keys/revoke", a.only(http.MethodPost, a.bearer(a.revoke)))
 	mux.HandleFunc("/v1/auth/refund-readers", a.only(http.MethodPost, a.bearer(a.addReader)))
+	mux.HandleFunc("/v1/auth/refund-readers/remove", a.only(http.MethodPost, a.bearer(a.removeReader)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, 1001, "error.notFound", "no such orderflow endpoint: "+r.URL.Path)
 	})
@@ -200,22 +201,51 @@ func (a *Accounts) revoke(w http.ResponseWriter, r *http.Request, id of.Identity
 }
 
 func (a *Accounts) addReader(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
-	var body struct {
-		Address string `json:"address"`
-	}
-	if !readBody(w, r, &body) {
-		return
-	}
-	reader, ok := address(body.Address)
-	if !ok || reader == id.Address {
-		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be another account's 0x address")
+	reader, ok := a.readerBody(w, r, id)
+	if !ok {
 		return
 	}
 	if err := a.keys.Store().AddRefundReader(r.Context(), id.Address, reader); err != nil {
 		a.internal(w, err)
 		return
 	}
+	a.keys.ForgetAddress(reader)
 	ok200(w, map[string]any{"partner": id.Address, "reader": reader})
+}
+
+func (a *Accounts) removeReader(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
+	reader, ok := a.readerBody(w, r, id)
+	if !ok {
+		return
+	}
+	removed, err := a.keys.Store().RemoveRefundReader(r.Context(), id.Address, reader)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	a.keys.ForgetAddress(reader)
+	ok200(w, map[string]any{"partner": id.Address, "reader": reader, "removed": removed})
+}
+
+// readerBody reads {"address"} naming a refund reader of the caller;
+// a caller that reads refunds for others cannot name readers itself.
+func (a *Accounts) readerBody(w http.ResponseWriter, r *http.Request, id of.Identity) (string, bool) {
+	if !id.Has(of.RoleOriginator) {
+		fail(w, http.StatusForbidden, 1, "error.auth.denied", "a refund-read subaccount cannot manage refund readers")
+		return "", false
+	}
+	var body struct {
+		Address string `json:"address"`
+	}
+	if !readBody(w, r, &body) {
+		return "", false
+	}
+	reader, ok := address(body.Address)
+	if !ok || reader == id.Address {
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be another account's 0x address")
+		return "", false
+	}
+	return reader, true
 }
 
 func (a *Accounts) internal(w http.ResponseWriter, err error) {
