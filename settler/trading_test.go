@@ -16,6 +16,7 @@ import (
 
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/internal/audit"
@@ -164,9 +165,13 @@ func (f *orderFlow) closes(t *testing.T) []*kgo.Record {
 	return out
 }
 
+// matcherGroup is the consumer group of the matcher the tests run.
+const matcherGroup = "matcher"
+
 func startMatcher(t *testing.T, brokers []string) {
 	t.Helper()
-	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: brokers, ClientID: "matcher"}, InstanceID: "test", Logger: quiet})
+	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: brokers, ClientID: "matcher"}, Group: matcherGroup, InstanceID: "test",
+		Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,30 +187,28 @@ func startMatcher(t *testing.T, brokers []string) {
 	})
 }
 
-// readTopics returns every committed record of the matcher's topics that
-// the settlement reads, per topic in log order of its partitions.
-func readTopics(t *testing.T, brokers []string) []tradingtest.Record {
+// readTopics waits until the matcher has committed the whole of orders,
+// which it does in the transactions that publish what the commands
+// caused, then returns every record of orders, order events and fills
+// that the settlement reads, up to the broker's end offsets, per topic in
+// log order of its partitions.
+func readTopics(t *testing.T, cl *kgo.Client) []tradingtest.Record {
 	t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: "reader"},
-		kgo.ConsumeTopics(topics.Orders, topics.OrderEvents, topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
+	kafkatest.WaitConsumed(ctx, t, cl, matcherGroup, topics.Orders)
 	var out []tradingtest.Record
-	for ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+	for _, topic := range []string{topics.Orders, topics.OrderEvents, topics.Fills} {
+		for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topic) {
 			if typ, _, _ := kafka.RecordType(r); !trading.Wanted(r.Topic, typ) {
-				return
+				continue
 			}
 			e, err := kafka.DecodeRecord(r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, tradingtest.Record{Topic: r.Topic, Envelope: e})
-		})
+		}
 	}
 	return out
 }
@@ -278,7 +281,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	}
 
 	// The matcher's records again, as a producer retrying would send them.
-	recs := readTopics(t, b.Addrs())
+	recs := readTopics(t, producer)
 	var dups []*kgo.Record
 	for i, r := range recs {
 		if i%4 == 0 {
@@ -327,7 +330,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 			t.Fatalf("topics applied in the order %v give another state:\n%s", order, tradingtest.Diff(got, state))
 		}
 	}
-	checkFeed(t, b.Addrs(), pool)
+	checkFeed(t, producer, pool)
 }
 
 func slotOf(t *testing.T, e topics.Envelope) uint64 {
@@ -406,55 +409,48 @@ func checkLastEvents(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record
 	}
 }
 
-// checkFeed reads account-events: every posting on a user account is
-// there, and the highest version of each balance and position is the
-// database's state.
-func checkFeed(t *testing.T, brokers []string, pool *pgxpool.Pool) {
+// checkFeed reads account-events up to the broker's end offsets, once
+// the settlers published every row of account_feed and stopped: every
+// posting on a user account is there, and the highest version of each
+// balance and position is the database's state.
+func checkFeed(t *testing.T, cl *kgo.Client, pool *pgxpool.Pool) {
 	t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: "feed-reader"},
-		kgo.ConsumeTopics(topics.AccountEvents), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	postings := map[int64]bool{}
 	balances := map[string]topics.BalanceChanged{}
 	positions := map[string]topics.PositionChanged{}
-	for ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			e, err := kafka.DecodeRecord(r)
+	for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topics.AccountEvents) {
+		e, err := kafka.DecodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Type {
+		case topics.TypeTransactionPosted:
+			p, err := topics.DecodeTransactionPosted(e)
+			if err != nil || string(r.Key) != strconv.FormatInt(p.UserID, 10) {
+				t.Fatalf("posting %s key %s: %v", e.Data, r.Key, err)
+			}
+			postings[p.TrxID] = true
+		case topics.TypeBalanceChanged:
+			b, err := topics.DecodeBalanceChanged(e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch e.Type {
-			case topics.TypeTransactionPosted:
-				p, err := topics.DecodeTransactionPosted(e)
-				if err != nil || string(r.Key) != strconv.FormatInt(p.UserID, 10) {
-					t.Fatalf("posting %s key %s: %v", e.Data, r.Key, err)
-				}
-				postings[p.TrxID] = true
-			case topics.TypeBalanceChanged:
-				b, err := topics.DecodeBalanceChanged(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := fmt.Sprint(b.AccountID, "/", b.TokenID)
-				if b.Version > balances[k].Version {
-					balances[k] = b
-				}
-			case topics.TypePositionChanged:
-				p, err := topics.DecodePositionChanged(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				k := fmt.Sprint(p.AccountID, "/", p.InstrumentID)
-				if p.Version > positions[k].Version {
-					positions[k] = p
-				}
+			k := fmt.Sprint(b.AccountID, "/", b.TokenID)
+			if b.Version > balances[k].Version {
+				balances[k] = b
 			}
-		})
+		case topics.TypePositionChanged:
+			p, err := topics.DecodePositionChanged(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := fmt.Sprint(p.AccountID, "/", p.InstrumentID)
+			if p.Version > positions[k].Version {
+				positions[k] = p
+			}
+		}
 	}
 	rows, err := pool.Query(context.Background(), `SELECT p.posting_id FROM postings p JOIN journal j USING (entry_id)
 		JOIN accounts a ON a.account_id = p.account_id WHERE j.kind = 'trade.executed' AND a.user_id IS NOT NULL`)
