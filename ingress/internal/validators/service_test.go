@@ -20,6 +20,7 @@ import (
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -215,8 +216,10 @@ func startBroker(t *testing.T) []string {
 	return b.Addrs()
 }
 
-// readAll reads the validators topic until it has n records, and a little
-// longer to see that there are no more.
+// readAll waits until the validators topic has n records, then reads it
+// up to the broker's end offsets: the requests that published were all
+// answered before, so a duplicate publication would be there too, and
+// there must be exactly n.
 func readAll(t *testing.T, brokers []string, n int) []*kgo.Record {
 	t.Helper()
 	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topics.Validators))
@@ -224,20 +227,16 @@ func readAll(t *testing.T, brokers []string, n int) []*kgo.Record {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var out []*kgo.Record
-	wait, cancelWait := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancelWait()
-	for len(out) < n {
-		fs := cl.PollFetches(wait)
-		if wait.Err() != nil {
-			t.Fatalf("%d validator records, want %d", len(out), n)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%d validator records, want %d", got, n)
 		}
-		out = append(out, fs.Records()...)
+		got += fs.NumRecords()
 	}
-	// A second before more records would show a duplicate publication.
-	extra, cancelExtra := context.WithTimeout(t.Context(), time.Second)
-	defer cancelExtra()
-	out = append(out, cl.PollFetches(extra).Records()...)
+	out := kafkatest.ReadToEnd(ctx, t, cl, topics.Validators)
 	if len(out) != n {
 		t.Fatalf("%d validator records, want %d", len(out), n)
 	}
