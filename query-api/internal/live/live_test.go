@@ -281,7 +281,11 @@ func TestSlowClientIsDisconnected(t *testing.T) {
 		// The fast reader is never more than 8 messages behind; the slow
 		// one never reads.
 		for int64(i)-read.Load() > 8 {
-			time.Sleep(50 * time.Microsecond)
+			select {
+			case got := <-received:
+				t.Fatalf("fast client stopped reading at %d of %d", got, n)
+			case <-time.After(50 * time.Microsecond):
+			}
 		}
 		h.srv.hub.publish(ChannelTrade, topics.WholeBlock, wb7, msg)
 	}
