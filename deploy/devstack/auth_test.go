@@ -320,8 +320,9 @@ func TestLoginRejections(t *testing.T) {
 	sessionsBefore := s.count(t, "sessions")
 	usersBefore := s.count(t, "users")
 
-	// Why a verify attempt with a nonce still unused must be refused: the
-	// signature, not the nonce, is what is wrong.
+	// What each refusal must name: a signature case comes with a nonce
+	// still unused and is refused for its signature, a nonce case for its
+	// nonce.
 	const badSignature, badNonce = "signature was not made by", "nonceHash is unknown"
 	refusedFor := map[string]string{"wrong signer": badSignature, "bad v": badSignature,
 		"unknown nonce": badNonce, "used nonce": badNonce, "expired nonce": badNonce, "nonce of another address": badNonce}

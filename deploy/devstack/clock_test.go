@@ -18,6 +18,7 @@ import (
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -87,7 +88,8 @@ func runClocks(t *testing.T, pool *pgxpool.Pool, env environment.Environment, n 
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: b.Addrs()}, InstanceID: "test", Logger: log})
+	const group = "matcher"
+	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: b.Addrs()}, Group: group, InstanceID: "test", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func runClocks(t *testing.T, pool *pgxpool.Pool, env environment.Environment, n 
 			}
 		}
 	}
-	return matcherOutputs(t, b.Addrs(), topics.InstrumentID(topics.InclusionPreconf, 4))
+	return matcherOutputs(t, cl, group, topics.InstrumentID(topics.InclusionPreconf, 4))
 }
 
 // placeOrders sells slot's whole block from the seller at 1 ETH, buys it
@@ -149,33 +151,20 @@ func placeOrders(t *testing.T, cl *kgo.Client, slot uint64, seller, sellerAccoun
 	}
 }
 
-// matcherOutputs reads order-events and fills until the market.status of
-// last is finalized and nothing more arrives.
-func matcherOutputs(t *testing.T, brokers []string, last string) [][]byte {
+// matcherOutputs waits until the matcher group has committed the whole
+// of orders, which it does in the transactions that publish what those
+// commands caused, then reads order-events and fills up to the broker's
+// end offsets. The market.status of last must be finalized among them.
+func matcherOutputs(t *testing.T, cl *kgo.Client, group, last string) [][]byte {
 	t.Helper()
-	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topics.OrderEvents, topics.Fills),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var recs []*kgo.Record
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	kafkatest.WaitConsumed(ctx, t, cl, group, topics.Orders)
+	recs := append(kafkatest.ReadToEnd(ctx, t, cl, topics.OrderEvents), kafkatest.ReadToEnd(ctx, t, cl, topics.Fills)...)
 	finalized := false
-	quiet := 0
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && quiet < 3; {
-		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
-		fetches := cl.PollFetches(ctx)
-		cancel()
-		got := 0
-		fetches.EachRecord(func(r *kgo.Record) {
-			got++
-			recs = append(recs, r)
-			if bytes.Contains(r.Value, []byte(`"instrumentId":"`+last+`"`)) && bytes.Contains(r.Value, []byte(`"status":4`)) {
-				finalized = true
-			}
-		})
-		if finalized && got == 0 {
-			quiet++
+	for _, r := range recs {
+		if bytes.Contains(r.Value, []byte(`"instrumentId":"`+last+`"`)) && bytes.Contains(r.Value, []byte(`"status":4`)) {
+			finalized = true
 		}
 	}
 	if !finalized {

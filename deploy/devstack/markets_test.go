@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
@@ -21,6 +20,8 @@ type listedMarket struct {
 	BlockTime     int64  `json:"blockTime"`
 	FinalityTime  int64  `json:"finalityTime"`
 	TotalGas      int64  `json:"totalGas"`
+	// AvailablePreconf is the whole-block holder's unlocked preconf gas.
+	AvailablePreconf int64 `json:"availablePreconf"`
 }
 
 func markets(t *testing.T, url string) []listedMarket {
@@ -38,8 +39,12 @@ func markets(t *testing.T, url string) []listedMarket {
 // TestMarketLifecycleInAcceleratedTime runs the real stack on 400 ms
 // slots: the demo validator proposes every slot, so whole-block markets
 // open 64 slots ahead and preconf markets 32 ahead, and one preconf market
-// is followed through statuses 1, 2, 3 and 4 in the public reads and in
-// the matcher's market.status events.
+// is followed through its statuses. The matcher's market.status events
+// must be exactly 1, 2, 3 and 4, each caused by its command. The public
+// read must never go back nor show a status before its time, and must
+// show 1, 3 and 4; status 2 lasts a sixth of a slot (67 ms here) and is
+// checked only when a read happens to fall in it, since the pipeline may
+// deliver trading_closed and submission_closed in one batch.
 func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "400ms"})
 	env := s.cfg.Environment
@@ -92,11 +97,13 @@ func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
 			seen[st] = time.Now()
 		}
 		prev = st
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	for st, after := range map[int]time.Time{2: want.Maturity, 3: want.TrxSubmit, 4: want.Finality} {
 		if seen[st].IsZero() {
-			t.Errorf("status %d never read (seen %v)", st, seen)
+			if st != 2 {
+				t.Errorf("status %d never read (seen %v)", st, seen)
+			}
 		} else if seen[st].Before(after) {
 			t.Errorf("status %d read at %s, before its time %s", st, seen[st].Format(time.StampMilli), after.Format(time.StampMilli))
 		}
@@ -106,8 +113,9 @@ func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
 	}
 
 	// The matcher reported exactly 1, 2, 3, 4 for the slot, caused by the
-	// market.open and the three ticks.
-	statuses := marketStatuses(t, s, target.Slot, topics.InstrumentID(topics.InclusionPreconf, target.Slot))
+	// market.open and the three ticks. The public read showed 4, so the
+	// matcher had committed the last of them.
+	statuses := marketStatuses(t, s, topics.InstrumentID(topics.InclusionPreconf, target.Slot))
 	wantIDs := []string{
 		fmt.Sprintf("market_open:%d:inclusion-preconf", target.Slot),
 		fmt.Sprintf("tick:%d:trading_closed", target.Slot),
@@ -131,44 +139,22 @@ func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
 	}
 }
 
-// marketStatuses reads the market.status events of one market.
-func marketStatuses(t *testing.T, s *running, slot uint64, instrument string) []topics.MarketStatus {
+// marketStatuses returns the market.status events of instrument among
+// the order events the broker holds now, read up to its end offsets.
+func marketStatuses(t *testing.T, s *running, instrument string) []topics.MarketStatus {
 	t.Helper()
-	layout, err := kafka.Layout(t.Context(), s.kcl, topics.Orders)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kafka.NewClient(kafka.Config{Brokers: s.brokers}, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
-		topics.OrderEvents: {layout.Partition(slot): kgo.NewOffset().AtStart()},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
 	var out []topics.MarketStatus
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		ctx, cancel := contextWithTimeout(t, time.Second)
-		fetches := cl.PollFetches(ctx)
-		cancel()
-		n := 0
-		fetches.EachRecord(func(r *kgo.Record) {
-			n++
-			e, err := kafka.DecodeRecord(r)
-			if err != nil || e.Type != topics.TypeMarketStatus {
-				return
-			}
-			var st topics.MarketStatus
-			if e.UnmarshalData(&st) == nil && st.InstrumentID == instrument {
-				out = append(out, st)
-			}
-		})
-		if n == 0 && len(out) > 0 {
-			break
+	for _, r := range kafkatest.ReadToEnd(ctx, t, s.kcl, topics.OrderEvents) {
+		e, err := kafka.DecodeRecord(r)
+		if err != nil || e.Type != topics.TypeMarketStatus {
+			continue
+		}
+		var st topics.MarketStatus
+		if e.UnmarshalData(&st) == nil && st.InstrumentID == instrument {
+			out = append(out, st)
 		}
 	}
 	return out
-}
-
-func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(t.Context(), d)
 }

@@ -159,7 +159,7 @@ func TestTradeSettlesInTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	readCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	readCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for readCtx.Err() == nil && !(types["1"] && types["15"]) {
 		cl.PollFetches(readCtx).EachRecord(func(r *kgo.Record) {

@@ -226,17 +226,19 @@ func TestOpenAPIMatchesServedRoutes(t *testing.T) {
 	}
 }
 
+// eventually asks get until ok holds; the minute's deadline only bounds
+// a broken run on a slow machine.
 func eventually(t *testing.T, get func() reply, ok func(reply) bool) reply {
 	t.Helper()
-	var r reply
-	for i := 0; i < 200; i++ {
-		if r = get(); ok(r) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		r := get()
+		if ok(r) {
 			return r
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("condition never held; last answer %d %+v", r.status, r.body)
+		}
 	}
-	t.Fatalf("condition never held; last answer %d %+v", r.status, r.body)
-	return r
 }
 
 func grep(s, sub string) string {
