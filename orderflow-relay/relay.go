@@ -2,8 +2,9 @@
 // transactions out to searcher WebSockets, takes searcher bundles over the
 // same sockets, forwards bundles to builders, and follows the chain for
 // inclusion and refunds. Several instances can run: each serves its own
-// sockets from the topics, forwarding is shared by a consumer group, and
-// refunds are claimed in Postgres.
+// sockets from the topics, forwarding is shared by a consumer group, one
+// at a time applies blocks (an advisory lock), and refunds are claimed
+// and their payouts stored in Postgres before they are sent.
 package relay
 
 import (
@@ -42,8 +43,9 @@ type Config struct {
 	Forward     ForwardConfig // BUILDER_BATCH, BACKRUN_WAIT
 	ChainPoll   time.Duration // CHAIN_POLL: how often the chain head is read (250ms)
 	// RefundConfirmations (REFUND_CONFIRMATIONS, 2) is how many blocks
-	// must follow a backrun's block before its refund is paid, so a
-	// reorganised block pays nothing.
+	// must follow a backrun's block before its refund is paid: a
+	// reorganisation at most that deep withdraws the refunds of the
+	// orphaned blocks before anything is paid.
 	RefundConfirmations uint64
 }
 
@@ -116,6 +118,13 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// ForgetChain drops the chain watcher's cursor on chain chainID and the
+// refunds not confirmed on it, for a chain replaced by a new one (the dev
+// chain starts empty at every start). See chainwatch.Forget.
+func ForgetChain(ctx context.Context, pool *pgxpool.Pool, chainID *big.Int) error {
+	return chainwatch.Forget(ctx, pool, chainID)
 }
 
 // Close flushes and closes the Kafka clients.

@@ -36,11 +36,14 @@ const (
 )
 
 // Refund states: a liability is PENDING until the payout is sent (PAID,
-// payoutTxHash set) and CONFIRMED once the payout is in a block.
+// payoutTxHash set) and CONFIRMED once the payout is in a block. A
+// PENDING refund whose block a reorganisation orphaned is withdrawn
+// (ORPHANED, its last event): nothing is owed for it.
 const (
 	RefundPending   = "PENDING"
 	RefundPaid      = "PAID"
 	RefundConfirmed = "CONFIRMED"
+	RefundOrphaned  = "ORPHANED"
 )
 
 // AccessTuple is one entry of an EIP-2930 access list.

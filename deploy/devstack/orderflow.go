@@ -61,6 +61,11 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The dev chain starts empty: what the relay followed on the previous
+	// one (its cursor, refunds not confirmed there) is gone with it.
+	if err := relay.ForgetChain(ctx, s.pool, p.chain.ChainID()); err != nil {
+		return fmt.Errorf("reset dev chain cursor of the orderflow relay: %w", err)
+	}
 	p.reads = queryapi.NewOrderflow(s.pool, 0, s.log.With("service", "query-api"))
 	return nil
 }

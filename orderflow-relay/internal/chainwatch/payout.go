@@ -2,106 +2,252 @@ package chainwatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"blockspace.exchange/topics"
 )
 
-type claimed struct {
-	id, recipient, amount, txHash, originator, bundle string
+// A refund is paid exactly once, across crashes and relays:
+//
+//  1. pay claims PENDING refunds whose block has RefundConfirmations
+//     blocks on top of the cursor (FOR UPDATE SKIP LOCKED), signs each
+//     payout with the next nonce and stores it (raw transaction, sender,
+//     nonce, hash) with status PAYING, all in one Postgres transaction.
+//  2. Only after that commit is the payout sent; once the node took it the
+//     refund is PAID.
+//  3. Every step, resend looks at the payouts that waited Resend since
+//     they were stored or last sent: one with a receipt is CONFIRMED, the
+//     others are sent again as stored. The same signed transaction can be
+//     mined once at most, and no other payout ever gets its nonce while
+//     it is in flight (a unique index), so a crash at any point pays
+//     nothing twice.
+//  4. A payout found in an applied block is CONFIRMED; a reorganisation
+//     that orphans that block makes it PAID again.
+
+// payout is a refund with its stored payout.
+type payout struct {
+	id, txHash, bundle, originator, recipient, amount string
 	percent                                           int
 	block                                             uint64
+	status, hash                                      string
+	tx                                                *types.Transaction
 }
 
-// pay sends the pending refunds whose block has RefundConfirmations
-// blocks after it at head. A refund is claimed (PAYING) in one statement
-// with SKIP LOCKED, so several relay instances never pay one refund twice;
-// a failed send returns it to PENDING.
-func (w *Watcher) pay(ctx context.Context, head uint64) error {
-	if w.cfg.PayerKey == nil || head < w.cfg.RefundConfirmations {
-		return nil
-	}
-	rows, err := w.pool.Query(ctx, `UPDATE orderflow_refunds SET status = 'PAYING', updated_at = now()
-		WHERE refund_id IN (SELECT refund_id FROM orderflow_refunds WHERE status = 'PENDING' AND block_number <= $1
-			ORDER BY created_at LIMIT 32 FOR UPDATE SKIP LOCKED)
-		RETURNING refund_id, recipient, amount_wei::text, tx_hash, originator, bundle_hash, percent, block_number`,
-		head-w.cfg.RefundConfirmations)
-	if err != nil {
-		return fmt.Errorf("claim refunds: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		return c, r.Scan(&c.id, &c.recipient, &c.amount, &c.txHash, &c.originator, &c.bundle, &c.percent, &c.block)
-	})
-	if err != nil || len(list) == 0 {
+func (p payout) event(status string, payoutBlock uint64) topics.OrderflowRefund {
+	return topics.OrderflowRefund{RefundID: p.id, TxHash: p.txHash, BundleHash: p.bundle, Originator: p.originator,
+		Recipient: p.recipient, Percent: p.percent, AmountWei: p.amount, BlockNumber: p.block, Status: status,
+		PayoutTxHash: p.hash, PayoutBlock: payoutBlock, At: time.Now().UnixMilli()}
+}
+
+func (w *Watcher) payer() common.Address { return crypto.PubkeyToAddress(w.cfg.PayerKey.PublicKey) }
+
+// pay signs and stores the payouts of the refunds that have their
+// confirmations, then sends them.
+func (w *Watcher) pay(ctx context.Context) error {
+	cur, ok, err := w.cursor(ctx, w.pool)
+	if err != nil || !ok || cur.number < w.cfg.RefundConfirmations {
 		return err
 	}
-	from := crypto.PubkeyToAddress(w.cfg.PayerKey.PublicKey)
-	nonce, err := w.chain.PendingNonceAt(ctx, from)
+	var signed []payout
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		var err error
+		signed, err = w.claim(ctx, tx, cur.number-w.cfg.RefundConfirmations)
+		return err
+	})
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return nil // another relay signed a payout with that nonce first: claim again at the next step
+	}
 	if err != nil {
-		w.unclaim(ctx, list)
-		return fmt.Errorf("payer nonce: %w", err)
+		return err
+	}
+	for _, p := range signed {
+		w.log.Info("paying refund", "refund", p.id, "payout", p.hash, "to", p.recipient, "amount", p.amount)
+		if err := w.send(ctx, p); err != nil {
+			w.log.Warn("payout not accepted by the node; it is sent again later", "refund", p.id, "payout", p.hash, "error", err)
+		}
+	}
+	return nil
+}
+
+// claim signs a payout for each PENDING refund of a block at or below
+// safe and stores it with the refund (PAYING).
+func (w *Watcher) claim(ctx context.Context, tx pgx.Tx, safe uint64) ([]payout, error) {
+	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number
+		FROM orderflow_refunds WHERE status = 'PENDING' AND block_number <= $1
+		ORDER BY created_at, refund_id LIMIT 32 FOR UPDATE SKIP LOCKED`, safe)
+	if err != nil {
+		return nil, fmt.Errorf("claim refunds: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payout, error) {
+		var p payout
+		return p, r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block)
+	})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	nonce, err := w.nextNonce(ctx, tx)
+	if err != nil {
+		return nil, err
 	}
 	tip, err := w.chain.SuggestGasTipCap(ctx)
 	if err != nil {
 		tip = big.NewInt(1_000_000_000)
 	}
-	for i, c := range list {
-		if err := w.payOne(ctx, c, nonce, tip); err != nil {
-			w.log.Warn("pay refund", "refund", c.id, "error", err)
-			w.unclaim(ctx, list[i:])
-			return nil
+	for i := range list {
+		p := &list[i]
+		if p.tx, err = w.sign(p, nonce, tip); err != nil {
+			return nil, err
+		}
+		raw, err := p.tx.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		p.status, p.hash = "PAYING", lowerHash(p.tx.Hash())
+		if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAYING', payout_tx_hash = $2, payout_from = $3,
+			payout_nonce = $4, payout_raw = $5, updated_at = now() WHERE refund_id = $1`,
+			p.id, p.hash, strings.ToLower(w.payer().Hex()), int64(nonce), raw); err != nil {
+			return nil, fmt.Errorf("store payout: %w", err)
 		}
 		nonce++
 	}
-	return nil
+	return list, nil
 }
 
-func (w *Watcher) payOne(ctx context.Context, c claimed, nonce uint64, tip *big.Int) error {
-	amount, _ := new(big.Int).SetString(c.amount, 10)
-	to := common.HexToAddress(c.recipient)
+// nextNonce is the payer's next nonce: the chain's pending nonce, or past
+// the payouts stored in flight if the node does not know them all (they
+// wait to be sent again).
+func (w *Watcher) nextNonce(ctx context.Context, tx pgx.Tx) (uint64, error) {
+	pending, err := w.chain.PendingNonceAt(ctx, w.payer())
+	if err != nil {
+		return 0, fmt.Errorf("payer nonce: %w", err)
+	}
+	var stored *int64
+	if err := tx.QueryRow(ctx, `SELECT max(payout_nonce) FROM orderflow_refunds WHERE payout_from = $1 AND status IN ('PAYING', 'PAID')`,
+		strings.ToLower(w.payer().Hex())).Scan(&stored); err != nil {
+		return 0, fmt.Errorf("stored payout nonces: %w", err)
+	}
+	if stored != nil && uint64(*stored) >= pending {
+		return uint64(*stored) + 1, nil
+	}
+	return pending, nil
+}
+
+func (w *Watcher) sign(p *payout, nonce uint64, tip *big.Int) (*types.Transaction, error) {
+	amount, ok := new(big.Int).SetString(p.amount, 10)
+	if !ok {
+		return nil, fmt.Errorf("refund %s: amount %q", p.id, p.amount)
+	}
+	to := common.HexToAddress(p.recipient)
 	feeCap := new(big.Int).Add(new(big.Int).Mul(tip, big.NewInt(2)), big.NewInt(100_000_000_000))
 	tx, err := types.SignNewTx(w.cfg.PayerKey, types.LatestSignerForChainID(w.cfg.ChainID), &types.DynamicFeeTx{
 		ChainID: w.cfg.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21000, To: &to, Value: amount,
 	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("sign payout of %s: %w", p.id, err)
 	}
-	if err := w.chain.SendTransaction(ctx, tx); err != nil {
-		return err
+	return tx, nil
+}
+
+// send broadcasts a stored payout; once the node has it a PAYING refund
+// is PAID. Either way the payout is sent again after Resend unless it is
+// in a block by then.
+func (w *Watcher) send(ctx context.Context, p payout) error {
+	if err := w.chain.SendTransaction(ctx, p.tx); err != nil && !alreadyKnown(err) {
+		if _, uerr := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET updated_at = now() WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id); uerr != nil {
+			w.log.Warn("record payout attempt", "refund", p.id, "error", uerr)
+		}
+		return fmt.Errorf("send payout %s of refund %s: %w", p.hash, p.id, err)
 	}
-	hash := strings.ToLower(tx.Hash().Hex())
-	if _, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', payout_tx_hash = $2, updated_at = now() WHERE refund_id = $1`, c.id, hash); err != nil {
-		return err
+	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', updated_at = now()
+		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id)
+	if err != nil {
+		return fmt.Errorf("record payout sent: %w", err)
 	}
-	w.publish(ctx, topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+c.id+"-PAID", c.txHash, topics.OrderflowRefund{
-		RefundID: c.id, TxHash: c.txHash, BundleHash: c.bundle, Originator: c.originator, Recipient: c.recipient, Percent: c.percent,
-		AmountWei: c.amount, BlockNumber: c.block, Status: topics.RefundPaid, PayoutTxHash: hash, At: time.Now().UnixMilli()})
+	if tag.RowsAffected() > 0 && p.status == "PAYING" {
+		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
+			id: "refund-" + p.id + "-PAID", key: p.txHash, payload: p.event(topics.RefundPaid, 0)}})
+	}
 	return nil
 }
 
-func (w *Watcher) unclaim(ctx context.Context, list []claimed) {
-	ids := make([]string, 0, len(list))
-	for _, c := range list {
-		ids = append(ids, c.id)
-	}
-	if _, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PENDING' WHERE refund_id = ANY($1) AND status = 'PAYING'`, ids); err != nil {
-		w.log.Warn("return refunds to pending", "error", err)
-	}
+func alreadyKnown(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "already known") || strings.Contains(s, "already imported")
 }
 
-// confirmPayouts marks payouts found in block n CONFIRMED.
-func (w *Watcher) confirmPayouts(ctx context.Context, n uint64, hashes []string) error {
-	rows, err := w.pool.Query(ctx, `UPDATE orderflow_refunds SET status = 'CONFIRMED', payout_block = $2, updated_at = now()
-		WHERE payout_tx_hash = ANY($1) AND status = 'PAID' RETURNING refund_id, tx_hash, payout_tx_hash`, hashes, n)
+// resend handles the payouts not yet in an applied block, lowest nonce
+// first: one the node has a receipt for is CONFIRMED; the others are sent
+// again as stored. A payout that fails to send stays as it is and is
+// tried again at the next step.
+func (w *Watcher) resend(ctx context.Context) error {
+	rows, err := w.pool.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number,
+		status, payout_tx_hash, payout_raw FROM orderflow_refunds
+		WHERE status IN ('PAYING', 'PAID') AND payout_raw IS NOT NULL AND updated_at < $1
+		ORDER BY payout_from, payout_nonce LIMIT 64`, time.Now().Add(-w.cfg.Resend))
+	if err != nil {
+		return fmt.Errorf("read payouts in flight: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payout, error) {
+		var p payout
+		var raw []byte
+		if err := r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block,
+			&p.status, &p.hash, &raw); err != nil {
+			return p, err
+		}
+		p.tx = new(types.Transaction)
+		return p, p.tx.UnmarshalBinary(raw)
+	})
+	if err != nil {
+		return fmt.Errorf("read payouts in flight: %w", err)
+	}
+	for _, p := range list {
+		rc, err := w.chain.TransactionReceipt(ctx, p.tx.Hash())
+		if err == nil {
+			if err := w.confirm(ctx, p, rc.BlockNumber.Uint64()); err != nil {
+				return err
+			}
+			continue
+		}
+		if !errors.Is(err, ethereum.NotFound) {
+			return fmt.Errorf("payout receipt %s: %w", p.hash, err)
+		}
+		if err := w.send(ctx, p); err != nil {
+			w.log.Warn("payout not accepted by the node; it is sent again later", "refund", p.id, "payout", p.hash, "error", err)
+		}
+	}
+	return nil
+}
+
+// confirm marks a payout found by its receipt CONFIRMED.
+func (w *Watcher) confirm(ctx context.Context, p payout, block uint64) error {
+	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'CONFIRMED', payout_block = $2, updated_at = now()
+		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id, block)
+	if err != nil {
+		return fmt.Errorf("confirm payout: %w", err)
+	}
+	if tag.RowsAffected() > 0 {
+		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
+			id: "refund-" + p.id + "-CONFIRMED", key: p.txHash, payload: p.event(topics.RefundConfirmed, block)}})
+	}
+	return nil
+}
+
+// confirmPayouts marks the payouts among a block's transactions
+// CONFIRMED.
+func confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashes []string, evs *events) error {
+	rows, err := tx.Query(ctx, `UPDATE orderflow_refunds SET status = 'CONFIRMED', payout_block = $2, updated_at = now()
+		WHERE payout_tx_hash = ANY($1) AND status IN ('PAYING', 'PAID') RETURNING refund_id, tx_hash, payout_tx_hash`, hashes, n)
 	if err != nil {
 		return fmt.Errorf("confirm payouts: %w", err)
 	}
@@ -111,10 +257,10 @@ func (w *Watcher) confirmPayouts(ctx context.Context, n uint64, hashes []string)
 		return d, r.Scan(&d.id, &d.tx, &d.payout)
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("confirm payouts: %w", err)
 	}
 	for _, d := range list {
-		w.publish(ctx, topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+d.id+"-CONFIRMED", d.tx, topics.OrderflowRefund{
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+d.id+"-CONFIRMED", d.tx, topics.OrderflowRefund{
 			RefundID: d.id, TxHash: d.tx, Status: topics.RefundConfirmed, PayoutTxHash: d.payout, PayoutBlock: n, At: time.Now().UnixMilli()})
 	}
 	return nil

@@ -2,6 +2,15 @@
 // orderflow: it marks transactions and bundles INCLUDED when they appear
 // in a block, turns an included backrun's payment into the originator's
 // refund liability, pays refunds on chain, and confirms the payouts.
+//
+// Blocks are applied one at a time, each in one Postgres transaction that
+// also moves the watcher's cursor (orderflow_chain_blocks), so a restarted
+// relay resumes after the last applied block however long it was down. A
+// block whose parent is not the stored one reveals a reorganisation: what
+// the orphaned blocks changed is undone, and a refund learned from them
+// that is not paid yet is withdrawn. Refunds are paid only once their
+// block has RefundConfirmations blocks on top of it, with payouts signed
+// and stored before they are sent (payout.go).
 package chainwatch
 
 import (
@@ -11,25 +20,29 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	of "blockspace.exchange/platform/orderflow"
-	"blockspace.exchange/topics"
 )
+
+// ErrDeepReorg means no block the watcher keeps is canonical any more:
+// the chain was reorganised deeper than its history, or it is another
+// chain. The watcher stops for an operator.
+var ErrDeepReorg = errors.New("no stored block is canonical")
 
 // Chain is what the watcher needs of an Ethereum node; ethclient.Client
 // and go-ethereum's simulated client both satisfy it.
 type Chain interface {
 	BlockNumber(ctx context.Context) (uint64, error)
 	BlockByNumber(ctx context.Context, number *big.Int) (*types.Block, error)
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
 }
@@ -46,7 +59,22 @@ type Config struct {
 	// RefundConfirmations is how many blocks must follow the block of a
 	// backrun before its refund is paid; 0 pays at once.
 	RefundConfirmations uint64
+	// Resend is how long a sent payout waits for a block before it is
+	// sent again (30s).
+	Resend time.Duration
 }
+
+const (
+	// history is how many applied blocks are kept for finding where a
+	// reorganisation forked.
+	history = 256
+	// firstLookback is how far behind the head a watcher with no cursor
+	// starts: more than PendingTTL's worth of 12-second blocks.
+	firstLookback = 64
+	// blocksPerStep bounds one step, so that a relay catching up after an
+	// outage still pays and expires between steps.
+	blocksPerStep = 512
+)
 
 // Watcher follows the chain head.
 type Watcher struct {
@@ -55,7 +83,6 @@ type Watcher struct {
 	pool     *pgxpool.Pool
 	producer of.Producer
 	log      *slog.Logger
-	next     uint64
 }
 
 // New returns a watcher.
@@ -66,16 +93,24 @@ func New(cfg Config, chain Chain, pool *pgxpool.Pool, producer of.Producer, log 
 	if cfg.PendingTTL <= 0 {
 		cfg.PendingTTL = 10 * time.Minute
 	}
+	if cfg.Resend <= 0 {
+		cfg.Resend = 30 * time.Second
+	}
 	return &Watcher{cfg: cfg, chain: chain, pool: pool, producer: producer, log: log}
 }
 
-// Run follows the chain until ctx ends. It starts a few blocks back so a
-// restart misses nothing recent; marking is idempotent.
+// Run steps every Poll until ctx ends. Errors are retried at the next
+// poll, except ErrDeepReorg, which stops the watcher.
 func (w *Watcher) Run(ctx context.Context) error {
 	t := time.NewTicker(w.cfg.Poll)
 	defer t.Stop()
 	for {
-		if err := w.step(ctx); err != nil && ctx.Err() == nil {
+		err := w.Step(ctx)
+		if errors.Is(err, ErrDeepReorg) {
+			w.log.Error("chain watcher stopped", "error", err)
+			return err
+		}
+		if err != nil && ctx.Err() == nil {
 			w.log.Warn("chain watcher", "error", err)
 		}
 		select {
@@ -86,172 +121,34 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-func (w *Watcher) step(ctx context.Context) error {
+// Step applies the blocks after the cursor up to the head (undoing
+// orphaned ones first), fails submissions that stayed open too long,
+// sends stored payouts that are not in a block yet, and pays the refunds
+// that have their confirmations.
+func (w *Watcher) Step(ctx context.Context) error {
 	head, err := w.chain.BlockNumber(ctx)
 	if err != nil {
 		return fmt.Errorf("head: %w", err)
 	}
-	if w.next == 0 {
-		w.next = max(head, 16) - 16 + 1
-	}
-	for ; w.next <= head; w.next++ {
-		if err := w.block(ctx, w.next); err != nil {
-			return fmt.Errorf("block %d: %w", w.next, err)
+	for range blocksPerStep {
+		more, err := w.advance(ctx, head)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
 		}
 	}
 	if err := w.expire(ctx); err != nil {
 		return err
 	}
-	return w.pay(ctx, head)
-}
-
-// block applies one block: included transactions, bundles, refunds and
-// confirmed payouts.
-func (w *Watcher) block(ctx context.Context, n uint64) error {
-	blk, err := w.chain.BlockByNumber(ctx, new(big.Int).SetUint64(n))
-	if err != nil {
-		return err
-	}
-	hashes := make([]string, 0, len(blk.Transactions()))
-	for _, tx := range blk.Transactions() {
-		hashes = append(hashes, strings.ToLower(tx.Hash().Hex()))
-	}
-	if len(hashes) == 0 {
+	if w.cfg.PayerKey == nil {
 		return nil
 	}
-	now := time.Now().UnixMilli()
-	rows, err := w.pool.Query(ctx, `UPDATE orderflow_txs SET status = 'INCLUDED', block_number = $2, block_hash = $3, updated_at = now()
-		WHERE hash = ANY($1) AND status <> 'INCLUDED' RETURNING hash`, hashes, n, strings.ToLower(blk.Hash().Hex()))
-	if err != nil {
+	if err := w.resend(ctx); err != nil {
 		return err
 	}
-	included, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, h := range included {
-		w.publish(ctx, topics.OrderflowLifecycle, topics.TypeOrderflowTxStatus, "txs-"+h+"-INCLUDED", h,
-			topics.OrderflowTxStatus{Hash: h, Status: topics.TxIncluded, BlockNumber: n, BlockHash: blk.Hash().Hex(), At: now})
-	}
-	if err := w.bundles(ctx, blk, hashes); err != nil {
-		return err
-	}
-	return w.confirmPayouts(ctx, n, hashes)
-}
-
-type bundleRow struct {
-	hash, backrunOf string
-	txs             []string
-}
-
-func (w *Watcher) bundles(ctx context.Context, blk *types.Block, hashes []string) error {
-	rows, err := w.pool.Query(ctx, `SELECT bundle_hash, backrun_of, tx_hashes FROM orderflow_bundles
-		WHERE status IN ('RECEIVED', 'FORWARDED') AND tx_hashes && $1`, hashes)
-	if err != nil {
-		return err
-	}
-	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bundleRow, error) {
-		var b bundleRow
-		return b, r.Scan(&b.hash, &b.backrunOf, &b.txs)
-	})
-	if err != nil {
-		return err
-	}
-	inBlock := make(map[string]bool, len(hashes))
-	for _, h := range hashes {
-		inBlock[h] = true
-	}
-	for _, b := range found {
-		if !allIn(b.txs, inBlock) {
-			continue
-		}
-		tag, err := w.pool.Exec(ctx, `UPDATE orderflow_bundles SET status = 'INCLUDED', block_number = $2, updated_at = now()
-			WHERE bundle_hash = $1 AND status IN ('RECEIVED', 'FORWARDED')`, b.hash, blk.NumberU64())
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			continue
-		}
-		w.publish(ctx, topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus, "bs-"+b.hash+"-INCLUDED", b.hash,
-			topics.OrderflowBundleStatus{BundleHash: b.hash, Status: topics.BundleIncluded, BlockNumber: blk.NumberU64(), At: time.Now().UnixMilli()})
-		if b.backrunOf != "" {
-			if err := w.refund(ctx, blk, b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func allIn(txs []string, set map[string]bool) bool {
-	for _, h := range txs {
-		if !set[h] {
-			return false
-		}
-	}
-	return len(txs) > 0
-}
-
-// Payment is what a backrun paid the block's builder: for each of its
-// transactions (the originator's excluded), the priority fee on the gas it
-// used plus any value it sent to the block's fee recipient.
-func (w *Watcher) payment(ctx context.Context, blk *types.Block, b bundleRow) (*big.Int, error) {
-	total := new(big.Int)
-	base := blk.BaseFee()
-	if base == nil {
-		base = new(big.Int)
-	}
-	byHash := make(map[string]*types.Transaction)
-	for _, tx := range blk.Transactions() {
-		byHash[strings.ToLower(tx.Hash().Hex())] = tx
-	}
-	for _, h := range b.txs {
-		if h == b.backrunOf {
-			continue
-		}
-		rc, err := w.chain.TransactionReceipt(ctx, common.HexToHash(h))
-		if err != nil {
-			return nil, fmt.Errorf("receipt %s: %w", h, err)
-		}
-		if rc.EffectiveGasPrice != nil && rc.EffectiveGasPrice.Cmp(base) > 0 {
-			tip := new(big.Int).Sub(rc.EffectiveGasPrice, base)
-			total.Add(total, tip.Mul(tip, new(big.Int).SetUint64(rc.GasUsed)))
-		}
-		if tx := byHash[h]; tx != nil && tx.To() != nil && *tx.To() == blk.Coinbase() && rc.Status == types.ReceiptStatusSuccessful {
-			total.Add(total, tx.Value())
-		}
-	}
-	return total, nil
-}
-
-func (w *Watcher) refund(ctx context.Context, blk *types.Block, b bundleRow) error {
-	var r topics.OrderflowRefund
-	err := w.pool.QueryRow(ctx, `SELECT originator, refund_recipient, refund_percent FROM orderflow_txs WHERE hash = $1`, b.backrunOf).
-		Scan(&r.Originator, &r.Recipient, &r.Percent)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && r.Percent == 0) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pay, err := w.payment(ctx, blk, b)
-	if err != nil {
-		return err
-	}
-	amount := new(big.Int).Div(new(big.Int).Mul(pay, big.NewInt(int64(r.Percent))), big.NewInt(100))
-	r.RefundID, r.TxHash, r.BundleHash = b.hash+":"+b.backrunOf, b.backrunOf, b.hash
-	r.PaymentWei, r.AmountWei, r.BlockNumber, r.Status, r.At = pay.String(), amount.String(), blk.NumberU64(), topics.RefundPending, time.Now().UnixMilli()
-	tag, err := w.pool.Exec(ctx, `INSERT INTO orderflow_refunds (refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei, amount_wei, block_number, status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING') ON CONFLICT (refund_id) DO NOTHING`,
-		r.RefundID, r.TxHash, r.BundleHash, r.Originator, r.Recipient, r.Percent, r.PaymentWei, r.AmountWei, r.BlockNumber)
-	if err != nil {
-		return fmt.Errorf("record refund: %w", err)
-	}
-	if tag.RowsAffected() > 0 {
-		w.publish(ctx, topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+r.RefundID+"-PENDING", r.TxHash, r)
-	}
-	return nil
+	return w.pay(ctx)
 }
 
 // expire fails transactions and bundles that stayed open too long.
@@ -268,11 +165,28 @@ func (w *Watcher) expire(ctx context.Context) error {
 	return nil
 }
 
-func (w *Watcher) publish(ctx context.Context, topic, typ, id, key string, payload any) {
+// event is one orderflow event, published once the Postgres transaction
+// that decided it has committed.
+type event struct {
+	topic, typ, id, key string
+	payload             any
+}
+
+type events []event
+
+func (e *events) add(topic, typ, id, key string, payload any) {
+	*e = append(*e, event{topic: topic, typ: typ, id: id, key: key, payload: payload})
+}
+
+// publish sends the events in order. Postgres holds the outcome; a
+// failed publish is logged and not retried.
+func (w *Watcher) publish(ctx context.Context, evs events) {
 	if w.producer == nil {
 		return
 	}
-	if err := of.Publish(ctx, w.producer, topic, typ, id, key, payload); err != nil {
-		w.log.Warn("publish orderflow event", "type", typ, "error", err)
+	for _, e := range evs {
+		if err := of.Publish(ctx, w.producer, e.topic, e.typ, e.id, e.key, e.payload); err != nil {
+			w.log.Warn("publish orderflow event", "type", e.typ, "error", err)
+		}
 	}
 }
