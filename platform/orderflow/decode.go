@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 
 	"blockspace.exchange/topics"
 )
@@ -72,6 +73,17 @@ func (r Rules) WithDefaults() Rules {
 	return r
 }
 
+// maxWireBytes is the most bytes a signed transaction can take as sent:
+// MaxTxBytes of transaction and a sidecar of MaxBlobs blobs, each with its
+// commitment and, in the network form since Fusaka, its cell proofs (a
+// blob proof before), with their RLP headers; 1 KiB covers the list
+// headers and the version.
+func (r Rules) maxWireBytes() int {
+	const perBlob = (4 + len(kzg4844.Blob{})) + (1 + len(kzg4844.Commitment{})) +
+		kzg4844.CellProofsPerBlob*(1+len(kzg4844.Proof{}))
+	return r.MaxTxBytes + r.MaxBlobs*perBlob + 1024
+}
+
 // TxError is a transaction that failed decoding or a check. Callers answer
 // it with JSON-RPC -32600 (decisions.md: "bad tx").
 type TxError struct{ Reason string }
@@ -112,8 +124,9 @@ func DecodeHex(s string) ([]byte, error) {
 // DecodeRawTx decodes a signed transaction given as 0x hex and checks it.
 func DecodeRawTx(raw string, rules Rules) (Tx, error) {
 	rules = rules.WithDefaults()
-	if len(raw) > 2+2*(rules.MaxTxBytes+rules.MaxBlobs*(128<<10+2*48)+1024) {
-		return Tx{}, txErr("%d hex digits, at most %d bytes", len(raw)-2, rules.MaxTxBytes)
+	if max := rules.maxWireBytes(); len(raw) > 2+2*max {
+		return Tx{}, txErr("%d bytes, more than a transaction of %d bytes with %d blobs takes (%d)",
+			(len(raw)-2)/2, rules.MaxTxBytes, rules.MaxBlobs, max)
 	}
 	b, err := DecodeHex(raw)
 	if err != nil {

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
 )
 
 func TestDecodeTxTypes(t *testing.T) {
@@ -85,6 +87,9 @@ func TestDecodeTxRejects(t *testing.T) {
 		{"not hex", func(*testing.T) string { return "0xzz" }, "not valid hex"},
 		{"no prefix", func(*testing.T) string { return "f86b" }, "not 0x-prefixed"},
 		{"empty", func(*testing.T) string { return "0x" }, "empty"},
+		{"more than any transaction with blobs", func(*testing.T) string {
+			return "0x" + strings.Repeat("00", testRules().WithDefaults().maxWireBytes()+1)
+		}, "more than a transaction of 131072 bytes with 9 blobs"},
 		{"garbage", func(*testing.T) string { return "0x02c0ffee" }, "cannot decode"},
 		{"unknown type", func(*testing.T) string { return "0x7fc0" }, "cannot decode"},
 		{"wrong chain id", func(t *testing.T) string {
@@ -117,13 +122,87 @@ func TestDecodeTxRejects(t *testing.T) {
 			return sign(t, testChain, d)
 		}, "above maxFeePerGas"},
 		{"absurd nonce", func(t *testing.T) string { return sign(t, testChain, dynamicTx(1<<40)) }, "nonce"},
-		{"blob without hashes", func(t *testing.T) string { b := blobTx(); b.BlobHashes = nil; return sign(t, testChain, b) }, "blob"},
+		{"blob without hashes", func(t *testing.T) string { b := blobTx(); b.BlobHashes = nil; return sign(t, testChain, b) }, "blob transaction without blob hashes"},
+		{"ten blob hashes", func(t *testing.T) string {
+			b := blobTx()
+			b.BlobHashes = make([]common.Hash, DefaultMaxBlobs+1)
+			for i := range b.BlobHashes {
+				b.BlobHashes[i] = common.Hash{0x01, byte(i)}
+			}
+			return sign(t, testChain, b)
+		}, "10 blob hashes, at most 9"},
+		{"ten blobs in the sidecar", func(t *testing.T) string {
+			return sign(t, testChain, blobTxWith(blobSidecar(t, DefaultMaxBlobs+1, types.BlobSidecarVersion0)))
+		}, "10 blobs, at most 9"},
+		{"sidecar of other blobs", func(t *testing.T) string {
+			b := blobTx() // names blob hash 0x01aa…01
+			b.Sidecar = blobSidecar(t, 1, types.BlobSidecarVersion0)
+			return sign(t, testChain, b)
+		}, "blob sidecar does not match the blob hashes"},
+		{"sidecar missing a blob", func(t *testing.T) string {
+			sc := blobSidecar(t, 2, types.BlobSidecarVersion0)
+			b := blobTxWith(sc)
+			sc.Blobs, sc.Commitments, sc.Proofs = sc.Blobs[:1], sc.Commitments[:1], sc.Proofs[:1]
+			return sign(t, testChain, b)
+		}, "blob sidecar does not match the blob hashes"},
+		{"zero maxFeePerBlobGas", func(t *testing.T) string {
+			b := blobTx()
+			b.BlobFeeCap = uint256.NewInt(0)
+			return sign(t, testChain, b)
+		}, "maxFeePerBlobGas is zero"},
+		{"set code without authorizations", func(t *testing.T) string { d := setCodeTx(t); d.AuthList = nil; return sign(t, testChain, d) }, "set-code transaction without authorizations"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeRawTx(c.raw(t), testRules())
 			if err == nil || !IsTxError(err) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want a TxError containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestDecodeBlobTxWithSidecar: a blob transaction sent with its blobs,
+// commitments and proofs (one proof a blob, or the cell proofs of the
+// Fusaka network form) is accepted up to the most blobs a block takes;
+// the raw form keeps the sidecar, the hash and the decoded form are those
+// of the transaction alone.
+func TestDecodeBlobTxWithSidecar(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		blobs   int
+		version byte
+		data    int // bytes of calldata
+	}{
+		{"one blob, blob proof", 1, types.BlobSidecarVersion0, 0},
+		{"two blobs, cell proofs", 2, types.BlobSidecarVersion1, 0},
+		{"most blobs, cell proofs", DefaultMaxBlobs, types.BlobSidecarVersion1, 0},
+		{"most blobs, cell proofs, largest body", DefaultMaxBlobs, types.BlobSidecarVersion1, DefaultMaxTxBytes - 1024},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := blobSidecar(t, tc.blobs, tc.version)
+			b := blobTxWith(sc)
+			b.Data, b.Gas = make([]byte, tc.data), 2_000_000
+			raw := sign(t, testChain, b)
+			tx, err := DecodeRawTx(raw, testRules())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tx.Tx.BlobTxSidecar()
+			if tx.Raw != raw || got == nil || len(got.Blobs) != tc.blobs || got.Version != tc.version {
+				t.Fatalf("sidecar lost: raw kept %t, sidecar %v", tx.Raw == raw, got != nil)
+			}
+			if tx.Hash != tx.Tx.WithoutBlobTxSidecar().Hash() {
+				t.Fatalf("hash %s is not the transaction's", tx.Hash)
+			}
+			want := sc.BlobHashes()
+			if len(tx.Decoded.BlobVersionedHashes) != len(want) {
+				t.Fatalf("blobVersionedHashes %v, want %v", tx.Decoded.BlobVersionedHashes, want)
+			}
+			for i, h := range want {
+				if tx.Decoded.BlobVersionedHashes[i] != h.Hex() {
+					t.Fatalf("blobVersionedHashes[%d] %s, want %s", i, tx.Decoded.BlobVersionedHashes[i], h.Hex())
+				}
 			}
 		})
 	}
