@@ -1,0 +1,106 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/topics"
+)
+
+// matcherProcess starts the matcher binary as instance id against the
+// broker; its output goes to the test log when the test fails.
+func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "KAFKA_BROKERS="+brokers[0], "ADMIN_ADDR=127.0.0.1:0", "ENVIRONMENT=dev",
+		"MATCHER_INSTANCE_ID="+id, "MATCHER_MAX_BATCH=50", "MATCHER_SNAPSHOT_EVERY=400", "LOG_LEVEL=warn")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("matcher %d output:\n%s", cmd.Process.Pid, out.String())
+		}
+	})
+	return cmd
+}
+
+// TestMatcherProcessKilledUnderLoad runs the matcher binary while commands
+// are still being produced, kills it with SIGKILL once it has committed
+// part of its output (an open transaction, no group leave, nothing
+// flushed), starts it again with the same instance id, and checks that
+// order events and fills are exactly those of an uninterrupted run, byte
+// for byte: no gap, no duplicate.
+func TestMatcherProcessKilledUnderLoad(t *testing.T) {
+	ctx := testContext(t)
+	bin := filepath.Join(t.TempDir(), "matcher")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/matcher").CombinedOutput(); err != nil {
+		t.Fatalf("go build matcher: %v\n%s", err, out)
+	}
+	cfg := startBroker(t, ctx)
+	envs := commandStream(t, []uint64{100, 101, 117, 130}, 400)
+	want := expectedOutputs(t, envs)
+	half := len(envs) / 4
+	produceCommands(t, ctx, cfg, envs[:half])
+
+	first := matcherProcess(t, bin, cfg.Brokers, "kill-test")
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		// The rest arrives while the matcher works, in small batches.
+		for start := half; start < len(envs); start += 200 {
+			produceCommands(t, ctx, cfg, envs[start:min(start+200, len(envs))])
+		}
+	}()
+	adm, err := pkafka.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	for deadline := time.Now().Add(60 * time.Second); committedInputs(ctx, kadm.NewClient(adm)) < 500; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first matcher committed fewer than 500 commands")
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	<-produced
+
+	if n := committedInputs(ctx, kadm.NewClient(adm)); n >= int64(len(envs)) {
+		t.Fatalf("the kill came after every command was committed (%d); make the stream longer", n)
+	}
+
+	matcherProcess(t, bin, cfg.Brokers, "kill-test")
+	assertSameOutputs(t, readOutputs(t, ctx, cfg), want)
+}
+
+// committedInputs is how many orders records the matcher group has
+// committed, in the transactions that published their outputs.
+func committedInputs(ctx context.Context, adm *kadm.Client) int64 {
+	offsets, err := adm.FetchOffsets(ctx, DefaultGroup)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	offsets.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topics.Orders && o.Err == nil && o.At > 0 {
+			n += o.At
+		}
+	})
+	return n
+}
