@@ -86,7 +86,8 @@ type Clock struct {
 	layoutAt time.Time
 	// done: every event at or before it is published.
 	done time.Time
-	// pending are market opens whose seller was not known yet.
+	// pending are market opens whose seller was not known yet, or whose
+	// proposer was not registered yet.
 	pending map[openKey]event
 }
 
@@ -213,7 +214,7 @@ func (c *Clock) retryable(now time.Time) []event {
 }
 
 // records returns the records of ev: none when ev publishes nothing (no
-// registered proposer, trading already closed, seller not known yet), the
+// registered proposer yet, trading already closed, seller not known yet), the
 // market open or tick on the slot's orders partition, and with the
 // whole-block open, the slot's proposer duty on the validators topic.
 func (c *Clock) records(ctx context.Context, ev event, now time.Time) ([]*kgo.Record, error) {
@@ -236,6 +237,11 @@ func (c *Clock) records(ctx context.Context, ev event, now time.Time) ([]*kgo.Re
 		return nil, nil
 	}
 	if !ok {
+		// Asked again until the slot's maturity, so a validator that
+		// registers after the open instant still gets the market, and a
+		// restarted replica (which asks again for the slots it looks back
+		// on) opens no market a running one would not.
+		c.pending[k] = ev
 		return nil, nil
 	}
 	env, err := c.marketOpen(ev, seller).Envelope(ev.at)

@@ -188,3 +188,97 @@ func TestCatchUpAfterAPauseSkipsNoTick(t *testing.T) {
 		t.Fatal("nothing published")
 	}
 }
+
+// lateRegistration sells slot 164 only from registeredAt on.
+type lateRegistration struct {
+	mu         sync.Mutex
+	registered bool
+	asked      int
+}
+
+func (l *lateRegistration) Seller(_ context.Context, slot uint64) (Seller, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.asked++
+	if slot != 164 || !l.registered {
+		return Seller{}, false, nil
+	}
+	return Seller{UserID: 7, AccountID: 70, Pubkey: "0xb1", CollateralPerSlot: "1"}, true, nil
+}
+
+// A proposer that registers after its slot's open instant, before the
+// slot's maturity, gets the market, with the envelope time of the open
+// instant; a clock started later (a restarted replica) publishes the
+// same record. After maturity nothing opens.
+func TestMarketOpensForAProposerRegisteredLate(t *testing.T) {
+	block100 := genesis.Add(100 * 12 * time.Second)
+	env := environment.Environment{Name: "dev", Genesis: genesis, SlotLength: 12 * time.Second}
+	layout, _ := topics.DefaultLayout(topics.Orders)
+	newClock := func(out Producer, s Sellers, start time.Time) *Clock {
+		c, err := New(Config{Env: env, Params: DefaultParams(), Lookback: 70 * 12 * time.Second,
+			Layout: func(context.Context) (topics.SlotLayout, error) { return layout, nil },
+			Now:    func() time.Time { return start }}, s, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ctx := context.Background()
+	sellers := &lateRegistration{}
+	out := &recorder{}
+	running := newClock(out, sellers, block100.Add(-time.Millisecond))
+	opened := func(r *recorder) (int64, bool) {
+		for _, rec := range r.recs {
+			e, _ := kafka.DecodeRecord(rec)
+			if e.ID == "market_open:164:wholeblock" {
+				return e.Time, true
+			}
+		}
+		return 0, false
+	}
+	if err := running.Advance(ctx, block100.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := opened(out); ok {
+		t.Fatal("opened before the proposer registered")
+	}
+	sellers.mu.Lock()
+	sellers.registered = true
+	sellers.mu.Unlock()
+	if err := running.Advance(ctx, block100.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	at, ok := opened(out)
+	if !ok || at != block100.UnixMilli() {
+		t.Fatalf("market of slot 164 opened %t at %d, want at the open instant %d", ok, at, block100.UnixMilli())
+	}
+	restarted := &recorder{}
+	if err := newClock(restarted, sellers, block100.Add(6*time.Second)).Advance(ctx, block100.Add(7*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if at2, ok := opened(restarted); !ok || at2 != at {
+		t.Fatalf("a restarted clock published the open %t at %d, want the same record at %d", ok, at2, at)
+	}
+
+	// Past slot 164's maturity nothing opens, registered or not, and the
+	// clock stops asking.
+	late := &lateRegistration{}
+	out = &recorder{}
+	c := newClock(out, late, block100.Add(-time.Millisecond))
+	maturity := env.Times(164).Maturity
+	if err := c.Advance(ctx, maturity); err != nil {
+		t.Fatal(err)
+	}
+	late.mu.Lock()
+	late.registered = true
+	late.mu.Unlock()
+	if err := c.Advance(ctx, maturity.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := opened(out); ok {
+		t.Fatal("opened after maturity")
+	}
+	if _, ok := c.pending[openKey{164, topics.WholeBlock}]; ok {
+		t.Fatal("slot 164 still pending after its maturity")
+	}
+}
