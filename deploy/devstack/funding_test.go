@@ -8,12 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/deploy/devchain"
-	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/settler"
 )
 
@@ -23,7 +21,7 @@ import (
 func TestFundingEndToEnd(t *testing.T) {
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
-	chain, rpcURL := s.Chain()
+	_, rpcURL := s.Chain()
 	if rpcURL == "" {
 		t.Fatal("the dev chain serves no JSON-RPC")
 	}
@@ -40,12 +38,7 @@ func TestFundingEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eth.Close()
-	contract, _ := collateral.NewCollateral(devchain.CollateralAddress(), eth)
-	auth, _ := bind.NewKeyedTransactorWithChainID(chain.Key(1), chain.ChainID())
-	auth.Value, _ = new(big.Int).SetString("1500000000000000000", 10)
-	if _, err := contract.DepositFor(auth, common.HexToAddress(w.addr)); err != nil {
-		t.Fatal(err)
-	}
+	s.deposit(t, 1, w.addr, "1.5")
 
 	type balance struct {
 		AccountID int64 `json:"accountId"`

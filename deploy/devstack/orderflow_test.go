@@ -90,9 +90,18 @@ func signed(t *testing.T, i int, nonce uint64, to common.Address, value, tip *bi
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitForUntil(t, what, time.Now().Add(30*time.Second), cond, nil)
+}
+
+// waitForUntil polls cond until it holds or deadline passes; then the
+// test fails, with last's account of what it saw when last is not nil.
+func waitForUntil(t *testing.T, what string, deadline time.Time, cond func() bool, last func() string) {
+	t.Helper()
 	for !cond() {
 		if time.Now().After(deadline) {
+			if last != nil {
+				t.Fatalf("timed out waiting for %s; last seen: %s", what, last())
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -1,29 +1,30 @@
 package devstack
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
 )
 
 // TestOrderEntryInTheStack places orders through the stack's REST base:
-// the demo seller offers a whole block it was issued, a user buys it, and
-// the matcher's trade is settled; another buy is cancelled through the
-// cancel route and its reservation comes back. Nothing but the REST
-// interface is used to trade.
+// the demo seller offers a whole block it was issued, a user funded
+// through a deposit on the dev chain and a transfer buys it, and the
+// matcher's trade is settled; another buy is cancelled through the cancel
+// route and its reservation comes back. Nothing but the REST interface
+// and the dev chain is used to fund and trade, so the ledger audit holds
+// at the end, quiescent checks included.
 func TestOrderEntryInTheStack(t *testing.T) {
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s"})
 	ctx := t.Context()
 	c := client{t: t, base: s.Addresses().REST}
-	buyer, buyerToken := loginPreconf(t, c, newWallet(t))
-	seller, sellerToken := loginPreconf(t, c, demoWallet(t))
-	if _, err := s.pool.Exec(ctx, `UPDATE account_balances SET quantity = 3 WHERE account_id = $1 AND token_id = 1`, buyer); err != nil {
-		t.Fatal(err)
-	}
+	buyer, seller := logIn(t, c, newWallet(t)), logIn(t, c, demoWallet(t))
+	s.fund(buyer, 1, "3", "3")
 
 	// A whole-block market with time left: the newest one listed.
 	var slot uint64
@@ -36,70 +37,42 @@ func TestOrderEntryInTheStack(t *testing.T) {
 		return slot != 0
 	})
 	instrument := topics.InstrumentID(topics.WholeBlock, slot)
-	place := func(token string, body map[string]any) map[string]any {
-		t.Helper()
-		status, out := postJSON(t, c.base+"/api/v1/wholeblock/order", body, bearer(token))
-		data, _ := out["data"].(map[string]any)
-		list, _ := data["orders"].([]any)
-		if status != 200 || len(list) != 1 {
-			t.Fatalf("place: %d %v", status, out)
-		}
-		o := list[0].(map[string]any)
-		if o["errorCode"] != nil {
-			t.Fatalf("place refused: %v", o)
-		}
-		return o
+	order := func(tr *trader, buy bool, price string) map[string]any {
+		return map[string]any{"accountId": tr.preconf, "instrumentId": instrument, "side": buy, "orderType": 2, "quantity": "1", "price": price}
 	}
-	order := func(account int64, buy bool, price string) map[string]any {
-		return map[string]any{"accountId": account, "instrumentId": instrument, "side": buy, "orderType": 2, "quantity": "1", "price": price}
-	}
-	sell := place(sellerToken, order(seller, false, "0.5"))
-	buy := place(buyerToken, order(buyer, true, "0.5"))
-	done := func(o map[string]any, status int) func() bool {
+	sell := seller.place(order(seller, false, "0.5"))
+	buy := buyer.place(order(buyer, true, "0.5"))
+	done := func(id int64, status int) func() bool {
 		return func() bool {
 			var st int
 			var released bool
-			err := s.pool.QueryRow(ctx, `SELECT status, released FROM orders WHERE order_id = $1`, int64(o["orderId"].(float64))).Scan(&st, &released)
+			err := s.pool.QueryRow(ctx, `SELECT status, released FROM orders WHERE order_id = $1`, id).Scan(&st, &released)
 			return err == nil && st == status && released
 		}
 	}
 	waitFor(t, "the sell filled and settled", done(sell, topics.OrderStatusDone))
 	waitFor(t, "the buy filled and settled", done(buy, topics.OrderStatusDone))
 	fee := decimal.RequireFromString("0.0005") // 0.5 × the regular buy fee rate 0.001
-	if q, l := s.balance(t, buyer); !q.Equal(decimal.RequireFromString("3").Sub(decimal.RequireFromString("0.5")).Sub(fee)) || !l.IsZero() {
+	if q, l := s.balance(t, buyer.preconf); !q.Equal(decimal.RequireFromString("3").Sub(decimal.RequireFromString("0.5")).Sub(fee)) || !l.IsZero() {
 		t.Fatalf("buyer holds %s, locked %s", q, l)
 	}
 
 	// A buy that rests, cancelled through REST: the matcher cancels it and
 	// the settler unlocks its reservation.
-	resting := place(buyerToken, order(buyer, true, "0.1"))
-	if _, l := s.balance(t, buyer); !l.Equal(decimal.RequireFromString("0.1001")) {
+	resting := buyer.place(order(buyer, true, "0.1"))
+	if _, l := s.balance(t, buyer.preconf); !l.Equal(decimal.RequireFromString("0.1001")) {
 		t.Fatalf("the resting buy locked %s", l)
 	}
-	status, out := postJSON(t, c.base+"/api/v1/wholeblock/cancel-order",
-		map[string]any{"accountId": buyer, "instrumentId": instrument, "orderId": resting["orderId"]}, bearer(buyerToken))
-	data, _ := out["data"].(map[string]any)
-	if items, _ := data["items"].([]any); status != 200 || len(items) != 1 || items[0].(map[string]any)["code"] != 1.0 {
-		t.Fatalf("cancel: %d %v", status, out)
+	if items := cancelItems(t, buyer, "cancel-order", map[string]any{"accountId": buyer.preconf, "instrumentId": instrument, "orderId": resting}); items != fmt.Sprintf("%d:1", resting) {
+		t.Fatalf("cancel: %s", items)
 	}
 	waitFor(t, "the resting buy cancelled and released", done(resting, topics.OrderStatusCancelledByUser))
-	if _, l := s.balance(t, buyer); !l.IsZero() {
+	if _, l := s.balance(t, buyer.preconf); !l.IsZero() {
 		t.Fatalf("locked %s after the cancel", l)
 	}
-}
-
-// loginPreconf logs the wallet in and returns its preconf trading account
-// and access token.
-func loginPreconf(t *testing.T, c client, w wallet) (int64, string) {
-	t.Helper()
-	sess, _ := w.login(t, c)
-	for _, a := range sess.User.Accounts {
-		if a.Type == 2 {
-			return a.AccountID, sess.AccessToken.Token
-		}
+	if v, err := settler.AuditQuiescent(ctx, s.pool, 10); err != nil || len(v) > 0 {
+		t.Fatalf("audit: %v %v", v, err)
 	}
-	t.Fatalf("user %d has no preconf trading account", sess.User.UserID)
-	return 0, ""
 }
 
 // demoWallet is the wallet of the demo seller, whose validator proposes
