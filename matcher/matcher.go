@@ -82,7 +82,8 @@ func (m *Matcher) RegisterMetrics(reg prometheus.Registerer) error {
 		name, help string
 		value      func() int64
 	}{
-		{"matcher_records_total", "Input records of orders applied.", st.Records.Load},
+		{"matcher_records_total", "Input records of orders applied, counted before their transaction ends.", st.Records.Load},
+		{"matcher_committed_records_total", "Input records of orders in transactions that committed.", st.Committed.Load},
 		{"matcher_outputs_total", "Order events and fills produced.", st.Outputs.Load},
 		{"matcher_skipped_total", "Input records that could not be interpreted and were skipped.", st.Skipped.Load},
 		{"matcher_rebuilds_total", "Engines brought up to date by reading their partition.", st.Rebuilds.Load},

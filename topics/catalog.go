@@ -63,6 +63,15 @@ type Topic struct {
 	Cleanup CleanupPolicy
 	// Retention is how long records are kept, or Forever.
 	Retention time.Duration
+	// Segment is how long the newest log segment stays open (segment.ms),
+	// or 0 for the broker's default of a week. The cleaner never compacts
+	// the open segment, so for a compacted topic it bounds how long
+	// superseded records stay.
+	Segment time.Duration
+	// MinCleanableDirtyRatio is the share of a compacted log written since
+	// its last cleaning at which the cleaner takes it again
+	// (min.cleanable.dirty.ratio), or 0 for the broker's default of 0.5.
+	MinCleanableDirtyRatio float64
 	// Transactional topics are written inside Kafka transactions; consumers
 	// must read them with isolation level read_committed.
 	Transactional bool
@@ -74,10 +83,17 @@ type Topic struct {
 
 // Configs returns the topic-level Kafka configs the catalog prescribes.
 func (t Topic) Configs() map[string]string {
-	return map[string]string{
+	c := map[string]string{
 		"cleanup.policy": string(t.Cleanup),
 		"retention.ms":   retentionMillis(t.Retention),
 	}
+	if t.Segment > 0 {
+		c["segment.ms"] = strconv.FormatInt(t.Segment.Milliseconds(), 10)
+	}
+	if t.MinCleanableDirtyRatio > 0 {
+		c["min.cleanable.dirty.ratio"] = strconv.FormatFloat(t.MinCleanableDirtyRatio, 'f', -1, 64)
+	}
+	return c
 }
 
 func retentionMillis(d time.Duration) string {
@@ -153,6 +169,10 @@ const (
 // record), trades and funding a month for analytics, live feeds and orderflow
 // a day because their readers only care about now. Snapshots and layouts are
 // compacted and kept forever because the latest record per key is the state.
+// The matcher rewrites every key of a snapshots partition in each round, so
+// that topic rolls a segment every hour and is cleaned once a tenth of it is
+// superseded: with the broker's defaults (a week, half) the open segment
+// would keep a week of rounds.
 func baseCatalog() []Topic {
 	return []Topic{
 		{Name: Orders, Partitions: 16, Partitioning: BySlot, Layout: Orders,
@@ -165,7 +185,8 @@ func baseCatalog() []Topic {
 			Key: "slot (decimal string)", Cleanup: Delete, Retention: 30 * day, Transactional: true,
 			Purpose: "trades between a taker and a maker order, settled by the settler"},
 		{Name: MatcherSnapshots, Partitions: 16, Partitioning: BySlot, Layout: Orders,
-			Key: "slot (decimal string); a null value deletes a finalized slot", Cleanup: Compact, Retention: Forever, Transactional: true,
+			Key: "slot (decimal string) for the first part of a slot's snapshot, <slot>/<part> for the others; a null value deletes a part no longer written", Cleanup: Compact, Retention: Forever,
+			Segment: time.Hour, MinCleanableDirtyRatio: 0.1, Transactional: true,
 			Purpose: "latest market state per slot, so a matcher restarts without replaying a week"},
 		{Name: LedgerCommands, Partitions: 8, Partitioning: ByKeyHash,
 			Key: "userId (decimal string)", Cleanup: Delete, Retention: week,

@@ -89,8 +89,13 @@ func TestTopicConfigs(t *testing.T) {
 	}
 	layouts, _ := Lookup(SlotLayouts)
 	cfg = layouts.Configs()
-	if cfg["cleanup.policy"] != "compact" || cfg["retention.ms"] != "-1" {
+	if cfg["cleanup.policy"] != "compact" || cfg["retention.ms"] != "-1" || len(cfg) != 2 {
 		t.Errorf("slot-layouts configs %v", cfg)
+	}
+	snapshots, _ := Lookup(MatcherSnapshots)
+	cfg = snapshots.Configs()
+	if cfg["cleanup.policy"] != "compact" || cfg["segment.ms"] != "3600000" || cfg["min.cleanable.dirty.ratio"] != "0.1" {
+		t.Errorf("matcher-snapshots configs %v", cfg)
 	}
 }
 

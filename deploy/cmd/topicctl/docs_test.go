@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func readAsyncAPI(t *testing.T) asyncAPI {
 }
 
 // TestAsyncAPINamesTheCatalog keeps docs/asyncapi.yaml in step with the
-// topics module: the same topics with the same partitions and cleanup, and
+// topics module: the same topics with the same partitions and configs, and
 // on each channel the same message types.
 func TestAsyncAPINamesTheCatalog(t *testing.T) {
 	doc := readAsyncAPI(t)
@@ -80,6 +81,17 @@ func TestAsyncAPINamesTheCatalog(t *testing.T) {
 		}
 		if policy, _ := kafka.Config["cleanup.policy"].([]any); len(policy) != 1 || policy[0] != string(topic.Cleanup) {
 			t.Errorf("%s cleanup.policy %v, want [%s]", topic.Name, kafka.Config["cleanup.policy"], topic.Cleanup)
+		}
+		configs := topic.Configs()
+		for name, want := range configs {
+			if got, ok := kafka.Config[name]; name != "cleanup.policy" && (!ok || fmt.Sprint(got) != want) {
+				t.Errorf("%s %s is %v in asyncapi, %s in the catalog", topic.Name, name, got, want)
+			}
+		}
+		for name := range kafka.Config {
+			if _, ok := configs[name]; !ok {
+				t.Errorf("%s %s is in asyncapi, not in the catalog", topic.Name, name)
+			}
 		}
 		var names []string
 		for id := range ch.Messages {

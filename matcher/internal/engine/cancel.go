@@ -107,18 +107,18 @@ func (s *slot) findForCancel(fam topics.Family, account int64, t cancelTarget) (
 	if id == 0 && t.clientID != "" {
 		id = m.clientIDs[clientKey{account, t.clientID}]
 	}
-	o := s.orders[id]
-	switch {
-	case o == nil && t.orderID == 0:
-		// An unknown client order id: either never used or its order is
-		// done; client ids are only unique among live orders.
-		return nil, topics.CodeNoSuchOrder
-	case o == nil || o.market != m || o.cmd.AccountID != account:
-		return nil, topics.CodeNoSuchOrder
-	case !o.live:
+	if o := s.orders[id]; o != nil {
+		if o.market != m || o.cmd.AccountID != account {
+			return nil, topics.CodeNoSuchOrder
+		}
+		return o, 0
+	}
+	// An unknown client order id is either never used or its order is
+	// done: client ids are only unique among live orders.
+	if d, ok := s.done[id]; ok && t.orderID != 0 && d.market == familyOf(fam) && d.account == account {
 		return nil, topics.CodeOrderDone
 	}
-	return o, 0
+	return nil, topics.CodeNoSuchOrder
 }
 
 func (em *emitter) userCancel(o *order, reason string) {

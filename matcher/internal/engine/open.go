@@ -121,7 +121,7 @@ func (s *slot) finalize() {
 			s.markets[i] = &market{family: m.family, id: m.id, instrument: m.instrument, status: m.status}
 		}
 	}
-	s.orders = nil
+	s.orders, s.done = nil, nil
 	s.positions = nil
 }
 

@@ -7,18 +7,43 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// order is an order the slot accepted, live or done. Done orders stay until
-// the slot finalizes so that a late cancel is answered 109, not 108.
+// order is an order being decided or live on its market's book.
 type order struct {
-	cmd       topics.OrderPlace
-	commandID string
-	market    *market
-	side      book.Side
-	price     int64 // limit or worst price, in ticks
-	qty       int64
-	filled    int64
-	status    int
-	live      bool
+	cmd    topics.OrderPlace
+	market *market
+	side   book.Side
+	price  int64 // limit or worst price, in ticks
+	qty    int64
+	filled int64
+	status int
+	live   bool
+}
+
+// doneOrder is what the slot keeps of an order that is no longer live
+// (filled, cancelled, expired or rejected) until the slot finalizes: its
+// id is not placed again, and a late cancel of it by its account in its
+// market is answered 109, any other 108. Nothing else of it is ever read.
+type doneOrder struct {
+	account int64
+	market  family // noMarket: rejected before it reached a market
+}
+
+// retire keeps what a cancel or a repeated place needs of o, which is no
+// longer live or was never accepted.
+func (s *slot) retire(o *order) {
+	d := doneOrder{account: o.cmd.AccountID, market: noMarket}
+	if o.market != nil {
+		d.market = familyOf(o.market.family)
+	}
+	delete(s.orders, o.cmd.OrderID)
+	s.done[o.cmd.OrderID] = d
+}
+
+// decided reports whether the slot already decided an order with this id.
+func (s *slot) decided(id int64) bool {
+	_, live := s.orders[id]
+	_, done := s.done[id]
+	return live || done
 }
 
 // remove takes a live order off its book and releases what it held: the
@@ -28,9 +53,11 @@ func (s *slot) remove(o *order) {
 	s.release(o)
 }
 
-// release ends the life of an order that is no longer on the book.
+// release ends the life of an order that is no longer on the book; the
+// caller may still report it.
 func (s *slot) release(o *order) {
 	o.live = false
+	s.retire(o)
 	if o.cmd.ClientOrderID != "" {
 		delete(o.market.clientIDs, clientKey{o.cmd.AccountID, o.cmd.ClientOrderID})
 	}

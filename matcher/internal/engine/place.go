@@ -29,7 +29,7 @@ func (e *Engine) place(in input, cmd topics.OrderPlace) error {
 	if s != nil && !s.firstSeen(in.id) {
 		return nil
 	}
-	o := &order{cmd: cmd, commandID: in.id, side: sideOf(cmd.Side)}
+	o := &order{cmd: cmd, side: sideOf(cmd.Side)}
 	if s == nil {
 		// No state for the slot: the market never opened here or was
 		// evicted long after finalizing.
@@ -38,7 +38,7 @@ func (e *Engine) place(in input, cmd topics.OrderPlace) error {
 		return em.errs
 	}
 	em := e.emitterFor(s, in)
-	if _, known := s.orders[cmd.OrderID]; known {
+	if s.decided(cmd.OrderID) {
 		// The same order under a second command id: it was decided once.
 		return nil
 	}
@@ -50,7 +50,7 @@ func (e *Engine) place(in input, cmd topics.OrderPlace) error {
 		}
 		em.reject(o, code, msg)
 		if s.orders != nil && cmd.OrderID > 0 {
-			s.orders[cmd.OrderID] = o
+			s.retire(o)
 		}
 		return em.errs
 	}
@@ -180,11 +180,12 @@ func (em *emitter) place(o *order) {
 	bo := book.Order{ID: o.cmd.OrderID, Account: o.cmd.AccountID, Side: o.side, Price: o.price, Qty: o.qty}
 	res, events := m.book.Place(bo, tif, o.cmd.Passive, em.e.events[:0])
 	em.e.events = events
-	s.orders[o.cmd.OrderID] = o
 	if res.Outcome == book.PostOnlyRejected {
+		s.retire(o)
 		em.reject(o, topics.CodePassiveWouldTake, "passive order would trade on arrival")
 		return
 	}
+	s.orders[o.cmd.OrderID] = o
 	o.live = true
 	if o.side == book.Sell {
 		s.position(o.cmd.AccountID, familyOf(m.family)).locked += o.qty

@@ -22,6 +22,10 @@ func familyOf(f topics.Family) family {
 	return inclusionPreconf
 }
 
+// noMarket is the market of a done order that was rejected before it
+// reached a market.
+const noMarket family = -1
+
 // slot is the state of one slot: its two markets, the orders placed in
 // them, the positions of the slot and the command ids seen.
 type slot struct {
@@ -39,8 +43,11 @@ type slot struct {
 	// it holds unlocked goes with the block (availablePreconf).
 	holder int64
 
-	markets   [families]*market
+	markets [families]*market
+	// orders are the live orders; done holds what is left of every other
+	// order the slot decided. Both are nil once the slot finalized.
 	orders    map[int64]*order
+	done      map[int64]doneOrder
 	positions map[positionKey]*position
 	seen      map[string]struct{}
 
@@ -52,6 +59,7 @@ func newSlot(n uint64) *slot {
 	return &slot{
 		n:         n,
 		orders:    make(map[int64]*order),
+		done:      make(map[int64]doneOrder),
 		positions: make(map[positionKey]*position),
 		seen:      make(map[string]struct{}),
 	}

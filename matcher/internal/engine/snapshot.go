@@ -10,9 +10,11 @@ import (
 )
 
 // Snapshots: the state of one slot as JSON, enough to go on exactly as the
-// engine that wrote it would (docs/matcher.md "Snapshots"). Everything is
-// written in a fixed order (orders and positions sorted, books in priority
-// order), so the same state always has the same bytes.
+// engine that wrote it would (docs/matcher.md "Snapshots"), and no more:
+// live orders in full, done orders as the ids, accounts and markets that
+// duplicate places and late cancels are answered from. Everything is
+// written in a fixed order (books in priority order, the rest sorted), so
+// the same state always has the same bytes.
 
 // slotState is the snapshot of a slot.
 type slotState struct {
@@ -25,7 +27,7 @@ type slotState struct {
 	Fees          [3]string       `json:"fees"` // buy, primary sell, secondary sell, as market.open wrote them
 	Holder        int64           `json:"holder"`
 	Markets       []marketState   `json:"markets"`
-	Orders        []orderState    `json:"orders"`
+	Done          []doneState     `json:"done,omitempty"`
 	Positions     []positionState `json:"positions"`
 	Seen          []string        `json:"seen"`
 	NextEvent     uint64          `json:"nextEvent"`
@@ -38,19 +40,27 @@ type marketState struct {
 	// Open is the market.open that opened the market; absent once the
 	// slot finalized and the market's book was freed.
 	Open *topics.MarketOpen `json:"open,omitempty"`
-	// Book is the resting orders in priority order (Book.Walk).
-	Book []book.Order `json:"book,omitempty"`
+	// Orders are the live orders of the market, all on its book, in the
+	// book's priority order (Book.Walk).
+	Orders []orderState `json:"orders,omitempty"`
 }
 
+// orderState is a live order. Its book entry is derived from it: the
+// remaining quantity Qty - Filled at Price.
 type orderState struct {
-	Cmd       topics.OrderPlace `json:"cmd"`
-	CommandID string            `json:"commandId"`
-	Family    topics.Family     `json:"family,omitempty"` // empty: rejected before it reached a market
-	Price     int64             `json:"price"`
-	Qty       int64             `json:"qty"`
-	Filled    int64             `json:"filled"`
-	Status    int               `json:"status"`
-	Live      bool              `json:"live"`
+	Cmd    topics.OrderPlace `json:"cmd"`
+	Price  int64             `json:"price"`
+	Qty    int64             `json:"qty"`
+	Filled int64             `json:"filled"`
+	Status int               `json:"status"`
+}
+
+// doneState holds the done orders of one account in one market (Family
+// empty: rejected before they reached a market), ids ascending.
+type doneState struct {
+	Account int64         `json:"account"`
+	Family  topics.Family `json:"family,omitempty"`
+	IDs     []int64       `json:"ids"`
 }
 
 type positionState struct {
@@ -81,26 +91,12 @@ func (e *Engine) SnapshotSlot(n uint64) (json.RawMessage, bool, error) {
 		Slot: s.n, Issued: s.issued, Phase: s.phase, SellerUser: s.sellerUser, SellerAccount: s.sellerAccount,
 		TotalPreconf: s.totalPreconf, Fees: s.fees.raw, Holder: s.holder, NextEvent: s.nextEvent, NextTrade: s.nextTrade,
 	}
-	for _, m := range s.markets {
-		if m == nil {
-			continue
-		}
-		ms := marketState{Family: m.family, Status: m.status}
-		if m.book != nil {
-			open := m.open
-			ms.Open = &open
-			m.book.Walk(func(o book.Order) bool { ms.Book = append(ms.Book, o); return true })
-		}
-		st.Markets = append(st.Markets, ms)
+	markets, err := s.marketStates()
+	if err != nil {
+		return nil, false, fmt.Errorf("snapshot slot %d: %w", n, err)
 	}
-	for _, o := range s.orders {
-		os := orderState{Cmd: o.cmd, CommandID: o.commandID, Price: o.price, Qty: o.qty, Filled: o.filled, Status: o.status, Live: o.live}
-		if o.market != nil {
-			os.Family = o.market.family
-		}
-		st.Orders = append(st.Orders, os)
-	}
-	slices.SortFunc(st.Orders, func(a, b orderState) int { return cmpInt(a.Cmd.OrderID, b.Cmd.OrderID) })
+	st.Markets = markets
+	st.Done = s.doneStates()
 	for k, p := range s.positions {
 		st.Positions = append(st.Positions, positionState{Account: k.account, Family: k.family, Qty: p.qty, Locked: p.locked})
 	}
@@ -119,6 +115,38 @@ func (e *Engine) SnapshotSlot(n uint64) (json.RawMessage, bool, error) {
 		return nil, false, fmt.Errorf("snapshot slot %d: %w", n, err)
 	}
 	return b, true, nil
+}
+
+// marketStates returns the slot's markets with their live orders in
+// priority order. Every live order rests on its market's book.
+func (s *slot) marketStates() ([]marketState, error) {
+	var out []marketState
+	live, stray := 0, 0
+	for _, m := range s.markets {
+		if m == nil {
+			continue
+		}
+		ms := marketState{Family: m.family, Status: m.status}
+		if m.book != nil {
+			open := m.open
+			ms.Open = &open
+			m.book.Walk(func(bo book.Order) bool {
+				o := s.orders[bo.ID]
+				if o == nil {
+					stray++
+					return true
+				}
+				ms.Orders = append(ms.Orders, orderState{Cmd: o.cmd, Price: o.price, Qty: o.qty, Filled: o.filled, Status: o.status})
+				return true
+			})
+			live += len(ms.Orders)
+		}
+		out = append(out, ms)
+	}
+	if live != len(s.orders) || stray != 0 {
+		return nil, fmt.Errorf("%d live orders, %d of them on the books, and %d book entries without an order", len(s.orders), live, stray)
+	}
+	return out, nil
 }
 
 func cmpInt(a, b int64) int {
@@ -173,24 +201,16 @@ func restoreSlot(st slotState) (*slot, error) {
 			return nil, err
 		}
 		s.markets[familyOf(ms.Family)] = m
+		if err := s.restoreLive(m, ms.Orders); err != nil {
+			return nil, err
+		}
 	}
 	if s.phase == topics.MarketStatusFinalized {
-		s.orders, s.positions = nil, nil
+		s.orders, s.done, s.positions = nil, nil, nil
 		return s, nil
 	}
-	for _, os := range st.Orders {
-		o := &order{cmd: os.Cmd, commandID: os.CommandID, side: sideOf(os.Cmd.Side), price: os.Price, qty: os.Qty,
-			filled: os.Filled, status: os.Status, live: os.Live}
-		if os.Family != "" {
-			if !os.Family.Valid() || s.markets[familyOf(os.Family)] == nil {
-				return nil, fmt.Errorf("order %d in market %q that is not open", os.Cmd.OrderID, os.Family)
-			}
-			o.market = s.markets[familyOf(os.Family)]
-			if o.live && o.cmd.ClientOrderID != "" {
-				o.market.clientIDs[clientKey{o.cmd.AccountID, o.cmd.ClientOrderID}] = o.cmd.OrderID
-			}
-		}
-		s.orders[o.cmd.OrderID] = o
+	if err := s.restoreDone(st.Done); err != nil {
+		return nil, err
 	}
 	for _, p := range st.Positions {
 		s.positions[positionKey{p.Account, p.Family}] = &position{qty: p.Qty, locked: p.Locked}
@@ -208,10 +228,80 @@ func restoreMarket(n uint64, ms marketState) (*market, error) {
 		return nil, err
 	}
 	m.params, m.open, m.book, m.clientIDs = p, *ms.Open, book.New(), make(map[clientKey]int64)
-	for _, o := range ms.Book {
-		if err := m.book.Restore(o); err != nil {
-			return nil, err
+	return m, nil
+}
+
+// restoreLive rests the live orders of m on its book, in the order given,
+// which is the book's priority order.
+func (s *slot) restoreLive(m *market, live []orderState) error {
+	if m.book == nil && len(live) > 0 {
+		return fmt.Errorf("live orders in the freed market %q", m.family)
+	}
+	for _, os := range live {
+		o := &order{cmd: os.Cmd, market: m, side: sideOf(os.Cmd.Side), price: os.Price, qty: os.Qty,
+			filled: os.Filled, status: os.Status, live: true}
+		id := o.cmd.OrderID
+		if id <= 0 || s.decided(id) {
+			return fmt.Errorf("live order %d not positive or twice", id)
+		}
+		bo := book.Order{ID: id, Account: o.cmd.AccountID, Side: o.side, Price: o.price, Qty: o.qty - o.filled}
+		if err := m.book.Restore(bo); err != nil {
+			return err
+		}
+		s.orders[id] = o
+		if o.cmd.ClientOrderID != "" {
+			m.clientIDs[clientKey{o.cmd.AccountID, o.cmd.ClientOrderID}] = id
 		}
 	}
-	return m, nil
+	return nil
+}
+
+// restoreDone loads the done orders, which must name markets that opened.
+func (s *slot) restoreDone(done []doneState) error {
+	for _, ds := range done {
+		f := noMarket
+		if ds.Family != "" {
+			if !ds.Family.Valid() || s.markets[familyOf(ds.Family)] == nil {
+				return fmt.Errorf("done orders in market %q that never opened", ds.Family)
+			}
+			f = familyOf(ds.Family)
+		}
+		for _, id := range ds.IDs {
+			if id <= 0 || s.decided(id) {
+				return fmt.Errorf("done order %d not positive or twice", id)
+			}
+			s.done[id] = doneOrder{account: ds.Account, market: f}
+		}
+	}
+	return nil
+}
+
+// doneStates groups the done orders by account and market, both
+// ascending (orders rejected before they reached a market first), ids
+// ascending: the same orders always give the same bytes.
+func (s *slot) doneStates() []doneState {
+	groups := make(map[doneOrder][]int64)
+	for id, d := range s.done {
+		groups[d] = append(groups[d], id)
+	}
+	keys := make([]doneOrder, 0, len(groups))
+	for d := range groups {
+		keys = append(keys, d)
+	}
+	slices.SortFunc(keys, func(a, b doneOrder) int {
+		if c := cmpInt(a.account, b.account); c != 0 {
+			return c
+		}
+		return cmpInt(int64(a.market), int64(b.market))
+	})
+	out := make([]doneState, len(keys))
+	for i, d := range keys {
+		ids := groups[d]
+		slices.Sort(ids)
+		out[i] = doneState{Account: d.account, IDs: ids}
+		if d.market != noMarket {
+			out[i].Family = s.markets[d.market].family
+		}
+	}
+	return out
 }

@@ -9,7 +9,11 @@
 // that came back after another member moved it on, an aborted transaction
 // that rewound the group) the loop brings the engine up to date by reading
 // the partition itself, discarding the outputs, which the transactions of
-// whoever processed those records already published. Reading from the start
-// of the log is the rebuild for now; snapshots on matcher-snapshots will
-// bound it later.
+// whoever processed those records already published.
+//
+// The rebuild starts from the partition's last snapshot round on
+// matcher-snapshots, which the loop writes every Config.SnapshotEvery
+// records in the transaction of the batch it reflects (snapshot.go), and
+// reads only the orders records after the round; without a whole round it
+// reads the partition from its start.
 package kafka

@@ -36,6 +36,10 @@ type Loop struct {
 	parts map[int32]*partition
 	stats Stats
 
+	// snapshotPartBytes is the most compressed state one snapshot record
+	// carries: snapshotPartBytes, less in tests.
+	snapshotPartBytes int
+
 	// beforeEnd, when set, runs before each transaction ends; an error
 	// stops Run there, leaving the transaction open like a crash would.
 	beforeEnd func() error
@@ -51,20 +55,25 @@ type partition struct {
 	// carry it.
 	lastTime int64
 	// sinceSnapshot counts records applied since the last snapshot round;
-	// snapshotted holds the slots of that round.
+	// snapshotted holds the keys of matcher-snapshots that round wrote
+	// (or that the partition held when the engine was restored), which
+	// the next round rewrites or deletes.
 	sinceSnapshot int
-	snapshotted   map[uint64]bool
+	snapshotted   map[string]bool
 }
 
 // Stats are counters for the metrics endpoint, safe to read from any
 // goroutine.
 type Stats struct {
-	Records  atomic.Int64 // input records applied in committed transactions' batches
-	Outputs  atomic.Int64 // output records produced
-	Skipped  atomic.Int64 // input records that could not be interpreted
-	Rebuilds atomic.Int64 // engines brought up to date from the log
-	Aborts   atomic.Int64 // transactions that did not commit
-	Assigned atomic.Int64 // orders partitions this instance holds now
+	// Records counts input records as their batch is applied, before its
+	// transaction ends; Committed counts them once it committed.
+	Records   atomic.Int64
+	Committed atomic.Int64
+	Outputs   atomic.Int64 // output records produced, committed or not
+	Skipped   atomic.Int64 // input records that could not be interpreted
+	Rebuilds  atomic.Int64 // engines brought up to date from the log
+	Aborts    atomic.Int64 // transactions that did not commit
+	Assigned  atomic.Int64 // orders partitions this instance holds now
 
 	Snapshots       atomic.Int64 // snapshot rounds written
 	SnapshotsLoaded atomic.Int64 // rebuilds that started from a snapshot round
@@ -77,7 +86,7 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition)}
+	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition), snapshotPartBytes: snapshotPartBytes}
 	sess, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),
@@ -180,7 +189,9 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 	if err != nil {
 		return fmt.Errorf("end transaction: %w", errors.Join(err, produced.get()))
 	}
-	if !committed {
+	if committed {
+		l.stats.Committed.Add(int64(fetches.NumRecords()))
+	} else {
 		// The group rewinds to the last committed offsets; every engine
 		// has applied records it will see again.
 		l.stats.Aborts.Add(1)

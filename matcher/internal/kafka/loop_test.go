@@ -53,12 +53,7 @@ func commandStream(t testing.TB, slots []uint64, perSlot int) []topics.Envelope 
 	t.Helper()
 	at := time.UnixMilli(1_738_824_000_000)
 	var envs []topics.Envelope
-	must := func(e topics.Envelope, err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs = append(envs, e)
-	}
+	must := appender(t, &envs)
 	for _, s := range slots {
 		must(topics.MarketOpen{Slot: s, Family: topics.InclusionPreconf, PriceStep: "0.000000001", MinPrice: "0.000000001",
 			MaxPrice: "0.000001", QuantityStep: "1000", MinQuantity: "1000", MaxQuantity: "1000000",
@@ -86,6 +81,17 @@ func commandStream(t testing.TB, slots []uint64, perSlot int) []topics.Envelope 
 		must(topics.ClockTick{Slot: s, Kind: topics.TickTradingClosed}.Envelope(at))
 	}
 	return envs
+}
+
+// appender returns a function that appends an envelope to envs, failing
+// the test if building it failed.
+func appender(t testing.TB, envs *[]topics.Envelope) func(topics.Envelope, error) {
+	return func(e topics.Envelope, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		*envs = append(*envs, e)
+	}
 }
 
 func slotOf(t testing.TB, e topics.Envelope) uint64 {

@@ -19,9 +19,9 @@ func (l *Loop) stale(p int32, first int64) bool {
 }
 
 // ready returns the engine of partition p, brought up to date so that the
-// record at offset first is the next it applies. snaps holds the snapshots
-// of the partitions that were stale.
-func (l *Loop) ready(ctx context.Context, p int32, first int64, snaps map[int32]map[uint64]topics.MatcherSnapshot) (*partition, error) {
+// record at offset first is the next it applies. snaps holds what
+// matcher-snapshots stores of the partitions that were stale.
+func (l *Loop) ready(ctx context.Context, p int32, first int64, snaps map[int32]storedSnapshots) (*partition, error) {
 	if l.stale(p, first) {
 		l.parts[p] = l.restore(p, first, snaps[p])
 	}

@@ -17,18 +17,26 @@ import (
 // Snapshots bound the rebuild of a partition (docs/matcher.md
 // "Snapshots"). Every Config.SnapshotEvery input records, a partition's
 // worker writes the state of every slot its engine holds to the same
-// partition of matcher-snapshots, keyed by slot, with the offset of the
+// partition of matcher-snapshots, compressed and cut into parts of at most
+// snapshotPartBytes (topics.SplitMatcherSnapshot), with the offset of the
 // next orders record, in the transaction that commits the outputs and
-// offsets up to there; slots the engine dropped since the previous round
-// get a tombstone. All records of a round carry the same offset, and a
-// round is committed whole or not at all, so the newest record of every
-// key is from the last committed round.
+// offsets up to there. Every key the partition held before and the round
+// did not write (a part a slot no longer needs, the parts of a slot the
+// engine dropped) gets a tombstone. All records of a round carry the same
+// offset, and a round is committed whole or not at all, so the newest
+// record of every key is from the last committed round.
+
+// snapshotPartBytes bounds the compressed state in one record: with base64
+// and the envelope a record stays under 520 KB, half of what franz-go
+// (ProducerBatchMaxBytes, 1,000,012) and Kafka's default max.message.bytes
+// (1 MiB) accept, however large a slot grows.
+const snapshotPartBytes = 384 << 10
 
 // snapshot writes a round for part, which has applied every record before
 // part.next.
 func (l *Loop) snapshot(ctx context.Context, part *partition, p int32, produced *producedErr) error {
 	at := time.UnixMilli(part.lastTime)
-	written := make(map[uint64]bool)
+	written := make(map[string]bool)
 	for _, n := range part.engine.Slots() {
 		state, ok, err := part.engine.SnapshotSlot(n)
 		if err != nil {
@@ -37,21 +45,28 @@ func (l *Loop) snapshot(ctx context.Context, part *partition, p int32, produced 
 		if !ok {
 			continue
 		}
-		env, err := topics.MatcherSnapshot{Slot: n, Offset: part.next, State: state}.Envelope(at)
+		parts, err := topics.SplitMatcherSnapshot(n, part.next, state, l.snapshotPartBytes)
 		if err != nil {
-			return fmt.Errorf("snapshot slot %d: %w", n, err)
+			return err
 		}
-		value, err := topics.Encode(env)
-		if err != nil {
-			return fmt.Errorf("snapshot slot %d: %w", n, err)
+		for _, s := range parts {
+			env, err := s.Envelope(at)
+			if err != nil {
+				return fmt.Errorf("snapshot slot %d: %w", n, err)
+			}
+			value, err := topics.Encode(env)
+			if err != nil {
+				return fmt.Errorf("snapshot slot %d: %w", n, err)
+			}
+			key := topics.MatcherSnapshotKey(n, s.Part)
+			l.sess.Produce(ctx, &kgo.Record{Topic: topics.MatcherSnapshots, Partition: p, Key: key, Value: value,
+				Headers: recordHeaders(env)}, produced.record)
+			written[string(key)] = true
 		}
-		l.sess.Produce(ctx, &kgo.Record{Topic: topics.MatcherSnapshots, Partition: p, Key: topics.SlotKey(n), Value: value,
-			Headers: recordHeaders(env)}, produced.record)
-		written[n] = true
 	}
-	for n := range part.snapshotted {
-		if !written[n] {
-			l.sess.Produce(ctx, &kgo.Record{Topic: topics.MatcherSnapshots, Partition: p, Key: topics.SlotKey(n)}, produced.record)
+	for key := range part.snapshotted {
+		if !written[key] {
+			l.sess.Produce(ctx, &kgo.Record{Topic: topics.MatcherSnapshots, Partition: p, Key: []byte(key)}, produced.record)
 		}
 	}
 	part.snapshotted = written
@@ -60,45 +75,90 @@ func (l *Loop) snapshot(ctx context.Context, part *partition, p int32, produced 
 	return nil
 }
 
-// restore returns a partition whose engine holds the last committed
-// snapshot round snaps of p, and whose next record is the round's offset;
-// with no round (or one beyond first, which a committed group offset
-// cannot be), it returns an empty engine at offset 0.
-func (l *Loop) restore(p int32, first int64, snaps map[uint64]topics.MatcherSnapshot) *partition {
-	part := &partition{engine: engine.New()}
+// storedSnapshots is what one partition of matcher-snapshots holds: the
+// newest record of each key.
+type storedSnapshots struct {
+	// keys are all keys whose newest record is not a tombstone, whether
+	// it decodes or not: the next round rewrites or deletes each.
+	keys map[string]bool
+	// parts are the records that decode, by key.
+	parts map[string]topics.MatcherSnapshot
+}
+
+func newStoredSnapshots() storedSnapshots {
+	return storedSnapshots{keys: make(map[string]bool), parts: make(map[string]topics.MatcherSnapshot)}
+}
+
+// round returns the state of every slot of the newest stored round and
+// the round's offset, or -1 when the partition holds no snapshot. A slot
+// of an older round is one the newest round did not hold, whose
+// tombstone an earlier owner of the partition did not know to write: it
+// is left out. A slot whose parts do not all hold (one missing, from
+// another round, or bytes that do not decompress) is an error: the round
+// is not whole.
+func (st storedSnapshots) round() (map[uint64][]byte, int64, error) {
 	var offset int64 = -1
-	for _, s := range snaps {
-		if offset >= 0 && s.Offset != offset {
-			l.log.Warn("matcher: snapshots of one partition disagree on their offset; reading the partition from its start",
-				"partition", p, "offsets", []int64{offset, s.Offset})
-			return &partition{engine: engine.New()}
+	for _, s := range st.parts {
+		if s.Part == 0 {
+			offset = max(offset, s.Offset)
 		}
-		offset = s.Offset
+	}
+	states := make(map[uint64][]byte)
+	for _, first := range st.parts {
+		if first.Part != 0 || first.Offset != offset {
+			continue
+		}
+		parts := []topics.MatcherSnapshot{first}
+		for i := 1; i < first.Parts; i++ {
+			s, ok := st.parts[string(topics.MatcherSnapshotKey(first.Slot, i))]
+			if !ok {
+				return nil, 0, fmt.Errorf("slot %d: part %d of %d missing", first.Slot, i, first.Parts)
+			}
+			parts = append(parts, s)
+		}
+		state, err := topics.JoinMatcherSnapshot(parts)
+		if err != nil {
+			return nil, 0, err
+		}
+		states[first.Slot] = state
+	}
+	return states, offset, nil
+}
+
+// restore returns a partition whose engine holds the last committed
+// snapshot round stored of p, and whose next record is the round's
+// offset; with no round (or one beyond first, which a committed group
+// offset cannot be), or one that is not whole, it returns an empty engine
+// at offset 0. Either way the next round replaces every stored key.
+func (l *Loop) restore(p int32, first int64, stored storedSnapshots) *partition {
+	fresh := &partition{engine: engine.New(), snapshotted: stored.keys}
+	states, offset, err := stored.round()
+	if err != nil {
+		l.log.Warn("matcher: snapshot round not whole; reading the partition from its start", "partition", p, "err", err)
+		return fresh
 	}
 	if offset < 0 || offset > first {
-		return part
+		return fresh
 	}
-	part.snapshotted = make(map[uint64]bool)
-	for n, s := range snaps {
-		if err := part.engine.RestoreSlot(s.State); err != nil {
+	part := &partition{engine: engine.New(), snapshotted: stored.keys, next: offset}
+	for n, state := range states {
+		if err := part.engine.RestoreSlot(state); err != nil {
 			l.log.Warn("matcher: snapshot does not load; reading the partition from its start", "partition", p, "slot", n, "err", err)
-			return &partition{engine: engine.New()}
+			return fresh
 		}
-		part.snapshotted[n] = true
 	}
-	part.next = offset
 	l.stats.SnapshotsLoaded.Add(1)
 	return part
 }
 
 // readSnapshots reads partitions ps of matcher-snapshots, read_committed,
 // up to their last stable offsets, and returns per partition the newest
-// snapshot of each slot that has one. One client reads them all, so a
+// record of each key. One client reads them all, so a
 // fresh assignment costs one round of requests, not one per partition.
-func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ps []int32) (map[int32]map[uint64]topics.MatcherSnapshot, error) {
-	out := make(map[int32]map[uint64]topics.MatcherSnapshot, len(ps))
+func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ps []int32) (map[int32]storedSnapshots, error) {
+	out := make(map[int32]storedSnapshots, len(ps))
 	for _, p := range ps {
-		out[p] = make(map[uint64]topics.MatcherSnapshot)
+		out[p] = newStoredSnapshots()
 	}
 	if len(ps) == 0 {
 		return out, nil
@@ -175,24 +235,25 @@ func snapshotBounds(ctx context.Context, cfg pkafka.Config, ps []int32) (map[int
 	return bounds, nil
 }
 
-func applySnapshotRecord(log *slog.Logger, r *kgo.Record, snaps map[uint64]topics.MatcherSnapshot) {
-	slot, err := topics.ParseSlotKey(r.Key)
-	if err != nil {
-		log.Warn("matcher: snapshot key", "offset", r.Offset, "err", err)
-		return
-	}
+func applySnapshotRecord(log *slog.Logger, r *kgo.Record, stored storedSnapshots) {
+	key := string(r.Key)
+	delete(stored.parts, key)
 	if r.Value == nil {
-		delete(snaps, slot)
+		delete(stored.keys, key)
 		return
 	}
+	stored.keys[key] = true
 	env, err := pkafka.DecodeRecord(r)
 	var s topics.MatcherSnapshot
 	if err == nil {
 		s, err = topics.DecodeMatcherSnapshot(env)
 	}
-	if err != nil || s.Slot != slot {
-		log.Warn("matcher: skipping snapshot record", "offset", r.Offset, "slot", slot, "err", err)
+	if err == nil && key != string(topics.MatcherSnapshotKey(s.Slot, s.Part)) {
+		err = fmt.Errorf("part %d of slot %d under another key", s.Part, s.Slot)
+	}
+	if err != nil {
+		log.Warn("matcher: skipping snapshot record", "offset", r.Offset, "key", key, "err", err)
 		return
 	}
-	snaps[slot] = s
+	stored.parts[key] = s
 }

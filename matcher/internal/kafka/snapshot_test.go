@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,18 +60,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 			continue // nothing left to do there: no rebuild
 		}
 		rebuilt++
-		read, err := readSnapshots(ctx, cfg, discardLogger(), []int32{p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps := read[p]
-		if len(snaps) == 0 {
-			t.Fatalf("partition %d has no snapshot", p)
-		}
-		var offset int64
-		for _, s := range snaps {
-			offset = s.Offset
-		}
+		_, offset := storedRound(t, ctx, cfg, p)
 		if offset > committed[p] {
 			t.Fatalf("partition %d: snapshot at %d beyond the committed offset %d", p, offset, committed[p])
 		}
@@ -82,16 +72,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	}
 
 	second := newLoopWith(t, cfg, Config{MaxPollRecords: 40, SnapshotEvery: 90})
-	runCtx, stop = context.WithCancel(ctx)
-	done = make(chan error, 1)
-	go func() { done <- second.Run(runCtx) }()
-	got := readOutputs(t, ctx, cfg)
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	second.Close()
-	assertSameOutputs(t, got, want)
+	assertSameOutputs(t, runToEnd(t, ctx, cfg, second, nil), want)
 	st := second.Stats()
 	if st.SnapshotsLoaded.Load() != rebuilt || rebuilt == 0 {
 		t.Errorf("%d partitions started from a snapshot, want %d (and at least 1)", st.SnapshotsLoaded.Load(), rebuilt)
@@ -100,6 +81,44 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 		t.Errorf("the rebuild read %d records, want the %d after the snapshots (and not the %d before them)",
 			st.RebuildRecords.Load(), tail, skipped)
 	}
+}
+
+// runToEnd runs l, and then whileRunning when it is not nil, until the
+// group has committed the end of orders; it returns the outputs read then
+// and closes l.
+func runToEnd(t *testing.T, ctx context.Context, cfg pkafka.Config, l *Loop, whileRunning func()) map[partitionKey][][]byte {
+	t.Helper()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- l.Run(runCtx) }()
+	if whileRunning != nil {
+		whileRunning()
+	}
+	got := readOutputs(t, ctx, cfg)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	return got
+}
+
+// storedRound returns the slots' states and the offset of the snapshot
+// round partition p of matcher-snapshots holds, which must be whole.
+func storedRound(t *testing.T, ctx context.Context, cfg pkafka.Config, p int32) (map[uint64][]byte, int64) {
+	t.Helper()
+	read, err := readSnapshots(ctx, cfg, discardLogger(), []int32{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, offset, err := read[p].round()
+	if err != nil {
+		t.Fatalf("partition %d: %v", p, err)
+	}
+	if len(states) == 0 {
+		t.Fatalf("partition %d has no snapshot", p)
+	}
+	return states, offset
 }
 
 // waitRunning polls cond while the matcher of done runs; the matcher
@@ -161,4 +180,116 @@ func newLoopWith(t testing.TB, cfg pkafka.Config, c Config) *Loop {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// A slot that decided 50,000 orders, whose state is several megabytes of
+// JSON, snapshots in parts that each fit a record, and a matcher restarts
+// from them; a later round with fewer parts deletes the parts it no longer
+// writes.
+func TestLargeSlotSnapshotsInParts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cfg := startBroker(t, ctx)
+	const slot, p = 100, 4
+	envs := largeSlotStream(t, slot, 50_000)
+	head, rest := envs[:len(envs)-2000], envs[len(envs)-2000:]
+	want := expectedOutputs(t, envs)
+	produceCommands(t, ctx, cfg, head)
+
+	first := newLoopWith(t, cfg, Config{SnapshotEvery: 20_000})
+	first.snapshotPartBytes = 32 << 10
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- first.Run(runCtx) }()
+	waitRunning(t, ctx, done, "the head committed", func() bool { return first.Stats().Committed.Load() >= int64(len(head)) })
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	if st := first.Stats(); st.Snapshots.Load() < 2 || st.Aborts.Load() != 0 {
+		t.Fatalf("%d snapshot rounds and %d aborted transactions", st.Snapshots.Load(), st.Aborts.Load())
+	}
+	states, offset := storedRound(t, ctx, cfg, p)
+	if len(states[slot]) <= 1_000_012 {
+		t.Fatalf("the slot's state is %d bytes: one record would hold it", len(states[slot]))
+	}
+	manyParts := snapshotKeys(t, ctx, cfg, p)
+	if len(manyParts) < 3 {
+		t.Fatalf("the slot's snapshot is in %d parts: %v", len(manyParts), manyParts)
+	}
+
+	second := newLoopWith(t, cfg, Config{SnapshotEvery: 1000})
+	got := runToEnd(t, ctx, cfg, second, func() { produceCommands(t, ctx, cfg, rest) })
+	assertSameOutputs(t, got, want)
+	st := second.Stats()
+	if st.SnapshotsLoaded.Load() != 1 || st.RebuildRecords.Load() != int64(len(head))-offset {
+		t.Errorf("%d partitions started from a snapshot, reading %d records; want 1, reading the %d after it",
+			st.SnapshotsLoaded.Load(), st.RebuildRecords.Load(), int64(len(head))-offset)
+	}
+
+	// The trading_closed tick expired every live order: the last round
+	// needs fewer parts, and the others are deleted.
+	states, _ = storedRound(t, ctx, cfg, p)
+	fewParts := snapshotKeys(t, ctx, cfg, p)
+	if len(fewParts) >= len(manyParts) || len(states) != 1 {
+		t.Fatalf("after the tick, keys %v (before it %v) hold %d slots", fewParts, manyParts, len(states))
+	}
+	for i := range len(fewParts) {
+		if !fewParts[string(topics.MatcherSnapshotKey(slot, i))] {
+			t.Fatalf("keys %v are not parts 0 to %d", fewParts, len(fewParts)-1)
+		}
+	}
+}
+
+// largeSlotStream returns the inputs of one slot that decide n orders,
+// most of which rest: buys below sells, every tenth buy crossing, every
+// thirteenth order off the price step; cancels of live and done orders
+// and republished commands in between, and trading_closed at the end,
+// which expires every order still live.
+func largeSlotStream(t testing.TB, slot uint64, n int) []topics.Envelope {
+	t.Helper()
+	at := time.UnixMilli(1_738_824_000_000)
+	var envs []topics.Envelope
+	must := appender(t, &envs)
+	instrument := topics.InstrumentID(topics.InclusionPreconf, slot)
+	must(topics.MarketOpen{Slot: slot, Family: topics.InclusionPreconf, PriceStep: "0.000000001", MinPrice: "0.000000001",
+		MaxPrice: "0.000001", QuantityStep: "1000", MinQuantity: "1000", MaxQuantity: "1000000",
+		SellerUserID: 1, SellerAccountID: 11, TotalPreconf: 1_000_000_000_000}.Envelope(at))
+	for i := range n {
+		id := int64(i + 1)
+		o := topics.OrderPlace{OrderID: id, UserID: 2, AccountID: 21, InstrumentID: instrument, Side: true,
+			OrderType: topics.OrderTypeLimit, Quantity: fmt.Sprint(1000 * (1 + i%7)), Price: fmt.Sprintf("0.00000000%d", 1+i%4)}
+		switch {
+		case i%2 == 0:
+			o.UserID, o.AccountID, o.Side, o.Price = 1, 11, false, fmt.Sprintf("0.00000000%d", 6+i%4)
+		case i%10 == 1:
+			o.Price = "0.000000009"
+		}
+		if i%13 == 0 {
+			o.Price = "0.0000000015"
+		}
+		cmdID := fmt.Sprintf("place-%d", id)
+		must(topics.OrderCommandEnvelope(topics.TypeOrderPlace, cmdID, at, o))
+		if i%7 == 6 {
+			must(topics.OrderCommandEnvelope(topics.TypeOrderCancel, cmdID+"-c", at,
+				topics.OrderCancel{UserID: o.UserID, AccountID: o.AccountID, InstrumentID: instrument, OrderID: id - 4}))
+		}
+		if i%10 == 9 {
+			envs = append(envs, envs[len(envs)-1]) // republished by the outbox
+		}
+	}
+	must(topics.ClockTick{Slot: slot, Kind: topics.TickTradingClosed}.Envelope(at))
+	return envs
+}
+
+// snapshotKeys returns the keys of partition p of matcher-snapshots whose
+// newest record is not a tombstone.
+func snapshotKeys(t *testing.T, ctx context.Context, cfg pkafka.Config, p int32) map[string]bool {
+	t.Helper()
+	read, err := readSnapshots(ctx, cfg, discardLogger(), []int32{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read[p].keys
 }
