@@ -29,12 +29,16 @@ type env struct {
 	url   string // ws://host
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t *testing.T, cfg Config) *env { return newEnvWith(t, cfg, of.SearcherMethods{}) }
+
+// newEnvWith serves sockets whose eth_sendBundle and eth_cancelBundle go
+// to methods.
+func newEnvWith(t *testing.T, cfg Config, methods of.SearcherMethods) *env {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
 	store := of.NewKeyStore(pool)
 	hub := NewHub()
-	srv := NewServer(cfg, hub, of.NewKeys(store, 20*time.Millisecond), of.SearcherMethods{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := NewServer(cfg, hub, of.NewKeys(store, 20*time.Millisecond), methods, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
