@@ -305,6 +305,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		t.Fatalf("duplicates changed the state:\n%s", tradingtest.Diff(got, state))
 	}
 	tradingAudit(t, pool)
+	checkFees(t, pool)
 	checkLastEvents(t, pool, recs)
 	if n := count(t, pool, `SELECT count(*) FROM journal WHERE kind = 'trade.executed' AND status <> 'applied'`); n != 0 {
 		t.Fatalf("%d fills refused", n)
@@ -493,5 +494,24 @@ func checkFeed(t *testing.T, cl *kgo.Client, pool *pgxpool.Pool) {
 		if !q.Equal(decimal.RequireFromString(p.Quantity)) || !l.Equal(decimal.RequireFromString(p.Locked)) || expired != p.Expired {
 			t.Errorf("position %s: feed %+v, database %s/%s expired %v", k, p, q, l, expired)
 		}
+	}
+}
+
+// checkFees: what the fee account earned from trades equals the fees the
+// trades record, and equals what the traders' type 15 postings paid.
+func checkFees(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	var earned, recorded, paid decimal.Decimal
+	if err := pool.QueryRow(context.Background(), `
+		SELECT
+		  (SELECT coalesce(sum(p.amount), 0) FROM postings p JOIN journal j ON j.entry_id = p.entry_id
+		     JOIN accounts a ON a.account_id = p.account_id WHERE a.type = 102 AND j.kind = 'trade.executed'),
+		  (SELECT coalesce(sum(buyer_fee + seller_fee), 0) FROM trades),
+		  (SELECT coalesce(-sum(p.amount), 0) FROM postings p JOIN accounts a ON a.account_id = p.account_id
+		     WHERE p.type = 15 AND a.user_id IS NOT NULL)`).Scan(&earned, &recorded, &paid); err != nil {
+		t.Fatal(err)
+	}
+	if !earned.IsPositive() || !earned.Equal(recorded) || !earned.Equal(paid) {
+		t.Fatalf("fee account earned %s from trades; trades record %s of fees; traders paid %s", earned, recorded, paid)
 	}
 }
