@@ -47,14 +47,16 @@ func TestTradingEndToEnd(t *testing.T) {
 	}
 
 	// A validator registers; the dev beacon gives it every slot of the
-	// epochs it assigns from then on, so markets open.
+	// epochs it assigns from then on, so markets open. The test trades the
+	// first slot whose trading closes at least 25 s (slots) ahead: time
+	// enough for what it does before, short enough a wait for the expiry.
 	seller := logIn(t, c, newWallet(t))
 	registerValidator(t, seller, env.ChainID, "trading end to end validator 0001")
 	var slot uint64
 	var wbMarket listedMarket
-	waitFor(t, "the validator's first whole-block market", func() bool {
+	waitFor(t, "a whole-block market of the validator with time left", func() bool {
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
-			if slot == 0 || m.Slot < slot {
+			if time.UnixMilli(m.MaturityTime).After(time.Now().Add(25*time.Second)) && (slot == 0 || m.Slot < slot) {
 				slot, wbMarket = m.Slot, m
 			}
 		}
