@@ -131,7 +131,9 @@ func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs [
 	if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
 	}
-	for l.Stats().Records.Load() < int64(len(envs)) {
+	// The clock stops when the transaction of the last command has
+	// committed: its outputs are flushed and readable read_committed.
+	for l.Stats().Committed.Load() < int64(len(envs)) {
 		select {
 		case err := <-done:
 			b.Fatalf("matcher stopped: %v", err)
