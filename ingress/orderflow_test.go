@@ -12,44 +12,32 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/environment"
-	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
-	"blockspace.exchange/topics"
 )
 
 type orderflowEdges struct {
 	originator, searcher, accounts *httptest.Server
 	store                          *of.KeyStore
+	kafka                          *kgo.Client // reads what the edges published
 }
 
 func newOrderflowEdges(t *testing.T) *orderflowEdges {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	admin, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(admin), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
+	cl, brokers := kafkatest.Start(t)
 	env, err := environment.Lookup("dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90},
-		ingress.OrderflowDeps{Pool: pool, Brokers: b.Addrs(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
+		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +46,7 @@ func newOrderflowEdges(t *testing.T) *orderflowEdges {
 		searcher:   httptest.NewServer(o.SearcherHandler()),
 		accounts:   httptest.NewServer(o.AccountsHandler()),
 		store:      of.NewKeyStore(pool),
+		kafka:      cl,
 	}
 	t.Cleanup(func() {
 		e.originator.Close()
