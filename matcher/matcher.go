@@ -29,6 +29,9 @@ type Config struct {
 	// transactional id, so a restarted instance aborts what its previous
 	// incarnation left open.
 	InstanceID string
+	// StaticMember makes InstanceID the group member's static id, so a
+	// restart resumes without a rebalance (see mkafka.Config).
+	StaticMember bool
 	// MaxBatch bounds the records of one transaction; default 10,000.
 	MaxBatch int
 	// SnapshotEvery is how many input records of a partition go between
@@ -51,6 +54,7 @@ func New(cfg Config) (*Matcher, error) {
 		Kafka:           cfg.Kafka,
 		Group:           cfg.Group,
 		TransactionalID: "matcher-" + cfg.InstanceID,
+		StaticMember:    cfg.StaticMember,
 		MaxPollRecords:  cfg.MaxBatch,
 		SnapshotEvery:   cfg.SnapshotEvery,
 		Logger:          cfg.Logger,

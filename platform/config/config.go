@@ -50,6 +50,21 @@ func (r *Reader) Int(name string, def, min, max int) int {
 	return v
 }
 
+// Bool returns the variable as true or false (also 1/0, yes/no, on/off).
+func (r *Reader) Bool(name string, def bool) bool {
+	raw := r.String(name, "")
+	switch strings.ToLower(raw) {
+	case "":
+		return def
+	case "true", "1", "yes", "on":
+		return true
+	case "false", "0", "no", "off":
+		return false
+	}
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: want true or false", name, raw))
+	return def
+}
+
 // Duration returns the variable as a Go duration (e.g. 500ms, 5s) within
 // [min, max].
 func (r *Reader) Duration(name string, def, min, max time.Duration) time.Duration {

@@ -3,7 +3,8 @@
 // the host name, stable per pod), MATCHER_GROUP (matcher) and
 // MATCHER_MAX_BATCH (10000 records per transaction) and
 // MATCHER_SNAPSHOT_EVERY (50000 input records of a partition between two
-// snapshots of its state; -1 turns snapshots off).
+// snapshots of its state; -1 turns snapshots off) and MATCHER_STATIC_MEMBER
+// (false; true joins the group with the instance id as a static member).
 package main
 
 import (
@@ -26,6 +27,7 @@ func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.S
 		Kafka:         pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher"},
 		Group:         r.String("MATCHER_GROUP", "matcher"),
 		InstanceID:    r.String("MATCHER_INSTANCE_ID", host),
+		StaticMember:  r.Bool("MATCHER_STATIC_MEMBER", false),
 		MaxBatch:      r.Int("MATCHER_MAX_BATCH", 10_000, 1, 1_000_000),
 		SnapshotEvery: r.Int("MATCHER_SNAPSHOT_EVERY", 50_000, -1, 100_000_000),
 		Logger:        p.Log,

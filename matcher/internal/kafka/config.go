@@ -21,6 +21,13 @@ type Config struct {
 	// fences its previous incarnation and aborts the transaction it left
 	// open. Required.
 	TransactionalID string
+	// StaticMember joins the group with TransactionalID as its
+	// group.instance.id: a restarted instance takes its partitions back
+	// at once instead of waiting for the session timeout of its previous
+	// incarnation, but an instance that stops for good (scaled down)
+	// holds its partitions until that timeout (45 s), as it does not
+	// leave the group on close.
+	StaticMember bool
 	// MaxPollRecords bounds one transaction. Default 10,000.
 	MaxPollRecords int
 	// SnapshotEvery is how many input records of a partition go between

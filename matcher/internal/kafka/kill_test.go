@@ -22,7 +22,7 @@ func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "KAFKA_BROKERS="+brokers[0], "ADMIN_ADDR=127.0.0.1:0", "ENVIRONMENT=dev",
-		"MATCHER_INSTANCE_ID="+id, "MATCHER_MAX_BATCH=50", "MATCHER_SNAPSHOT_EVERY=400", "LOG_LEVEL=warn")
+		"MATCHER_INSTANCE_ID="+id, "MATCHER_STATIC_MEMBER=true", "MATCHER_MAX_BATCH=50", "MATCHER_SNAPSHOT_EVERY=400", "LOG_LEVEL=warn")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -41,7 +41,8 @@ func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec
 // TestMatcherProcessKilledUnderLoad runs the matcher binary while commands
 // are still being produced, kills it with SIGKILL once it has committed
 // part of its output (an open transaction, no group leave, nothing
-// flushed), starts it again with the same instance id, and checks that
+// flushed), starts it again with the same instance id (a static group
+// member, so it takes its partitions back at once), and checks that
 // order events and fills are exactly those of an uninterrupted run, byte
 // for byte: no gap, no duplicate.
 func TestMatcherProcessKilledUnderLoad(t *testing.T) {

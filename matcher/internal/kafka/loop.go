@@ -87,7 +87,7 @@ func New(cfg Config) (*Loop, error) {
 		return nil, err
 	}
 	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition), snapshotPartBytes: snapshotPartBytes}
-	sess, err := kgo.NewGroupTransactSession(
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),
 		kgo.RecordPartitioner(pkafka.Partitioner()),
@@ -102,7 +102,11 @@ func New(cfg Config) (*Loop, error) {
 		kgo.OnPartitionsAssigned(l.assigned),
 		kgo.OnPartitionsRevoked(l.revoked),
 		kgo.OnPartitionsLost(l.revoked),
-	)
+	}
+	if cfg.StaticMember {
+		opts = append(opts, kgo.InstanceID(cfg.TransactionalID))
+	}
+	sess, err := kgo.NewGroupTransactSession(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("matcher: new transact session: %w", err)
 	}
