@@ -40,7 +40,7 @@ type Config struct {
 	PayerKey    *ecdsa.PrivateKey // REFUND_PAYER_KEY: pays refunds; nil leaves them pending
 	KeyTTL      time.Duration     // how long a looked-up API key is trusted (500ms)
 	Stream      stream.Config
-	Forward     ForwardConfig // BUILDER_BATCH, BACKRUN_WAIT
+	Forward     ForwardConfig // BUILDER_BATCH, BACKRUN_WAIT, BUILDER_RETRY
 	ChainPoll   time.Duration // CHAIN_POLL: how often the chain head is read (250ms)
 	// RefundConfirmations (REFUND_CONFIRMATIONS, 2) is how many blocks
 	// must follow a backrun's block before its refund is paid: a
@@ -65,6 +65,7 @@ type Service struct {
 	ws       *stream.Server
 	producer *kgo.Client
 	feedCl   *kgo.Client
+	fwd      *builders.Forwarder
 	fwdCl    *kgo.Client
 }
 
@@ -86,7 +87,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders"}, builders.ClientOpts()...); err != nil {
+	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.producer, deps.Logger)
+	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders"}, s.fwd.ClientOpts()...); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -109,8 +111,7 @@ func (s *Service) Run(ctx context.Context) error {
 	log := s.deps.Logger
 	wg.Go(func() { _ = stream.NewFeed(s.hub, log).Run(ctx, s.feedCl) })
 	wg.Go(func() { _ = s.ws.Run(ctx) })
-	fwd := builders.NewForwarder(s.cfg.Forward, s.deps.Pool, s.cfg.BuilderURLs, s.producer, log)
-	wg.Go(func() { _ = fwd.Run(ctx, s.fwdCl) })
+	wg.Go(func() { _ = s.fwd.Run(ctx, s.fwdCl) })
 	if s.deps.Chain != nil {
 		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
 			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, s.producer, log)

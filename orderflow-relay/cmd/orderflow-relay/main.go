@@ -29,6 +29,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		Forward: relay.ForwardConfig{
 			Batch:       r.Int("BUILDER_BATCH", 1, 1, 1000),
 			BackrunWait: r.Duration("BACKRUN_WAIT", 10*time.Second, 100*time.Millisecond, 5*time.Minute),
+			RetryFor:    r.Duration("BUILDER_RETRY", 24*time.Second, 100*time.Millisecond, 5*time.Minute),
 		},
 		ChainPoll:           r.Duration("CHAIN_POLL", 250*time.Millisecond, 10*time.Millisecond, time.Minute),
 		RefundConfirmations: uint64(r.Int("REFUND_CONFIRMATIONS", 2, 0, 1000)),

@@ -26,13 +26,21 @@ import (
 const Group = "orderflow-relay-builders"
 
 // ClientOpts are the consumer options of the forwarder's Kafka client.
-func ClientOpts() []kgo.Opt {
+// Rebalances wait until Run has committed what it forwarded (Run allows
+// them between polls), and tell f which partitions of orderflow-bundles
+// it was given or lost, so that one member at a time forwards a
+// partition's bundles.
+func (f *Forwarder) ClientOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ConsumeTopics(topics.OrderflowTxs, topics.OrderflowBundles),
 		kgo.ConsumerGroup(Group),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100 * time.Millisecond),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(f.rebalanced(true)),
+		kgo.OnPartitionsRevoked(f.rebalanced(false)),
+		kgo.OnPartitionsLost(f.rebalanced(false)),
 	}
 }
 
@@ -49,6 +57,12 @@ type Config struct {
 	// is in the log before any searcher saw it, but another relay instance
 	// may consume its partition.
 	BackrunWait time.Duration
+	// RetryFor (BUILDER_RETRY) is how long a send that a builder refused
+	// or did not answer is tried again at that builder, after 250ms, then
+	// twice as long each time up to 4s, and never past the bundle's
+	// maxTimestamp (24s, two slots). A bundle no builder accepted by then
+	// becomes FAILED.
+	RetryFor time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -61,11 +75,15 @@ func (c Config) withDefaults() Config {
 	if c.BackrunWait <= 0 {
 		c.BackrunWait = 10 * time.Second
 	}
+	if c.RetryFor <= 0 {
+		c.RetryFor = 24 * time.Second
+	}
 	return c
 }
 
-// Forwarder records and forwards orderflow. One goroutine runs it (Run);
-// waiting is only touched there.
+// Forwarder records and forwards orderflow. One goroutine runs it (Run,
+// or Handle in tests); waiting, adopted and retries are only touched
+// there.
 type Forwarder struct {
 	cfg      Config
 	pool     *pgxpool.Pool
@@ -76,6 +94,18 @@ type Forwarder struct {
 	// waiting are stored backruns whose originator transaction was not
 	// known yet, oldest first.
 	waiting []*pending
+	// adopted are the bundles taken over with partitions assigned since
+	// the last Handle, in log order.
+	adopted []action
+	// retries are the sends a builder failed, to try again.
+	retries []*retry
+
+	// mu guards changes and wake: the rebalance callbacks run on the Kafka
+	// client's goroutines while Run waits for records, never while it
+	// handles them (BlockRebalanceOnPoll).
+	mu      sync.Mutex
+	changes []change
+	wake    context.CancelFunc // ends the poll Run waits in
 }
 
 // NewForwarder returns a forwarder to the builders at urls.
@@ -89,46 +119,133 @@ func NewForwarder(cfg Config, pool *pgxpool.Pool, urls []string, producer of.Pro
 	return &Forwarder{cfg: cfg, pool: pool, builders: clients, producer: producer, log: log, now: time.Now}
 }
 
-// Run consumes with cl (built with ClientOpts) until ctx ends. Offsets
+// Run consumes with cl (built with f.ClientOpts) until ctx ends. Offsets
 // are committed after a poll's records are stored and forwarded: a crash
-// forwards some again, which builders and the idempotent inserts absorb.
+// in between forwards that poll again, which builders and the idempotent
+// inserts absorb. What waits past the commit (backruns, retries) is in
+// Postgres, and the next owner of its partition takes it over.
 func (f *Forwarder) Run(ctx context.Context, cl *kgo.Client) error {
+	defer cl.AllowRebalance()
 	for {
-		fetches := cl.PollFetches(ctx)
+		fetches := f.poll(ctx, cl)
 		if ctx.Err() != nil {
 			return nil
 		}
 		fetches.EachError(func(t string, p int32, err error) {
-			f.log.Warn("forwarder fetch", "topic", t, "partition", p, "error", err)
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				f.log.Warn("forwarder fetch", "topic", t, "partition", p, "error", err)
+			}
 		})
 		recs := fetches.Records()
-		if len(recs) == 0 && len(f.waiting) == 0 {
-			continue
-		}
-		for {
-			err := f.Handle(ctx, recs)
-			if err == nil {
-				break
-			}
-			f.log.Error("forward orderflow; retrying in 1s", "error", err)
-			select {
-			case <-ctx.Done():
+		if len(recs) > 0 || f.busy() {
+			if !f.handleUntilDone(ctx, recs) {
 				return nil
-			case <-time.After(time.Second):
 			}
+			f.commit(ctx, cl, recs)
 		}
-		if len(recs) > 0 {
-			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
-				f.log.Warn("commit forwarder offsets", "error", err)
-			}
+		cl.AllowRebalance()
+	}
+}
+
+// poll waits for records, and no longer than until a waiting backrun or a
+// retry is due, or a rebalance callback left partitions to Handle.
+func (f *Forwarder) poll(ctx context.Context, cl *kgo.Client) kgo.Fetches {
+	var pctx context.Context
+	var cancel context.CancelFunc
+	if d, ok := f.idleFor(); ok {
+		pctx, cancel = context.WithTimeout(ctx, d)
+	} else {
+		pctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	f.mu.Lock()
+	f.wake = cancel
+	if len(f.changes) > 0 {
+		cancel()
+	}
+	f.mu.Unlock()
+	fetches := cl.PollFetches(pctx)
+	f.mu.Lock()
+	f.wake = nil
+	f.mu.Unlock()
+	return fetches
+}
+
+// resolveEvery is how often waiting backruns look for their transaction
+// in Postgres, which another relay instance may have stored, when no
+// records arrive.
+const resolveEvery = 100 * time.Millisecond
+
+// idleFor is how long Run may wait for records; false when only records
+// (or a rebalance) can give it work.
+func (f *Forwarder) idleFor() (time.Duration, bool) {
+	if len(f.adopted) > 0 {
+		return 0, true
+	}
+	var next time.Time
+	if len(f.waiting) > 0 {
+		next = f.now().Add(resolveEvery)
+	}
+	for _, r := range f.retries {
+		if next.IsZero() || r.due.Before(next) {
+			next = r.due
+		}
+	}
+	if next.IsZero() {
+		return 0, false
+	}
+	return next.Sub(f.now()), true
+}
+
+// busy reports work left without new records.
+func (f *Forwarder) busy() bool {
+	if len(f.waiting)+len(f.adopted)+len(f.retries) > 0 {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.changes) > 0
+}
+
+// handleUntilDone runs Handle until it succeeds, or until ctx ends
+// (false).
+func (f *Forwarder) handleUntilDone(ctx context.Context, recs []*kgo.Record) bool {
+	for {
+		err := f.Handle(ctx, recs)
+		if err == nil {
+			return true
+		}
+		f.log.Error("forward orderflow; retrying in 1s", "error", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
 		}
 	}
 }
 
-// Handle stores one poll's records in Postgres in one transaction and
-// forwards them. An error means nothing was stored; the caller retries
-// the same records.
+// commit commits the offsets of recs, also when ctx ended while they were
+// forwarded: they are done, and the next owner must not forward them again.
+func (f *Forwarder) commit(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := cl.CommitRecords(cctx, recs...); err != nil {
+		f.log.Warn("commit forwarder offsets", "error", err)
+	}
+}
+
+// Handle takes over the bundles of newly assigned partitions, stores one
+// poll's records in Postgres in one transaction and forwards them, with
+// the retries that are due. An error means nothing was stored; the caller
+// retries the same records. The sends of a stored poll finish even when
+// ctx ends meanwhile, so that what is committed was forwarded.
 func (f *Forwarder) Handle(ctx context.Context, recs []*kgo.Record) error {
+	if err := f.applyChanges(ctx); err != nil {
+		return err
+	}
 	p := newPlan(f.now(), f.cfg.BackrunWait)
 	for _, r := range recs {
 		rec, err := decodeRecord(r)
@@ -139,9 +256,10 @@ func (f *Forwarder) Handle(ctx context.Context, recs []*kgo.Record) error {
 			f.log.Warn("skip orderflow record", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
 			continue
 		}
+		rec.src = source{topic: r.Topic, partition: r.Partition, offset: r.Offset}
 		p.add(rec)
 	}
-	p.carry(f.waiting)
+	p.carry(f.waiting, f.adopted)
 	if err := f.resolve(ctx, p); err != nil {
 		return err
 	}
@@ -149,8 +267,9 @@ func (f *Forwarder) Handle(ctx context.Context, recs []*kgo.Record) error {
 	if err := f.store(ctx, p); err != nil {
 		return err
 	}
-	f.waiting = p.waiting
-	f.forward(ctx, p.jobs())
+	f.waiting, f.adopted = p.waiting, nil
+	jobs := p.jobs()
+	f.forward(context.WithoutCancel(ctx), jobs, f.takeDue(p.now, jobs))
 	return nil
 }
 
@@ -190,102 +309,6 @@ func (f *Forwarder) store(ctx context.Context, p *plan) error {
 		return fmt.Errorf("store orderflow: %w", err)
 	}
 	return nil
-}
-
-// forward sends the jobs to every builder: cancellations one by one,
-// bundles in batches of cfg.Batch, at most cfg.Parallel requests at once;
-// then it records which bundles reached a builder.
-func (f *Forwarder) forward(ctx context.Context, jobs []*job) {
-	if len(f.builders) == 0 || len(jobs) == 0 {
-		return
-	}
-	var sends []*job
-	sem := make(chan struct{}, f.cfg.Parallel)
-	var wg sync.WaitGroup
-	run := func(fn func()) {
-		sem <- struct{}{}
-		wg.Go(func() { defer func() { <-sem }(); fn() })
-	}
-	for _, j := range jobs {
-		if j.cancelUUID == "" {
-			sends = append(sends, j)
-			continue
-		}
-		for _, b := range f.builders {
-			run(func() {
-				if err := b.CancelBundle(ctx, j.cancelUUID); err != nil {
-					f.log.Warn("cancel at builder", "builder", b.URL, "error", err)
-				}
-			})
-		}
-	}
-	var mu sync.Mutex // guards sentTo of the jobs
-	for start := 0; start < len(sends); start += f.cfg.Batch {
-		chunk := sends[start:min(start+f.cfg.Batch, len(sends))]
-		bundles := make([]Bundle, len(chunk))
-		for i, j := range chunk {
-			bundles[i] = j.bundle
-		}
-		for _, b := range f.builders {
-			run(func() {
-				errs := b.SendBundles(ctx, bundles)
-				mu.Lock()
-				defer mu.Unlock()
-				for i, err := range errs {
-					if err != nil {
-						f.log.Warn("send bundle to builder", "builder", b.URL, "error", err)
-						continue
-					}
-					chunk[i].sentTo = append(chunk[i].sentTo, b.URL)
-				}
-			})
-		}
-	}
-	wg.Wait()
-	f.recordForwarded(ctx, sends)
-}
-
-// recordForwarded marks the bundles that reached a builder FORWARDED and
-// publishes their status. A bundle replaced or cancelled meanwhile keeps
-// that state.
-func (f *Forwarder) recordForwarded(ctx context.Context, sends []*job) {
-	var done []*job
-	b := &pgx.Batch{}
-	for _, j := range sends {
-		if j.bundleHash == "" || len(j.sentTo) == 0 {
-			continue
-		}
-		j.builderHash = BuilderHash(j.bundle.Txs)
-		b.Queue(`UPDATE orderflow_bundles SET status = 'FORWARDED', builder_bundle_hash = $2, builders = $3, updated_at = now()
-			WHERE bundle_hash = $1 AND status = 'RECEIVED'`, j.bundleHash, j.builderHash, j.sentTo)
-		done = append(done, j)
-	}
-	if len(done) == 0 {
-		return
-	}
-	br := f.pool.SendBatch(ctx, b)
-	var recs []*kgo.Record
-	for _, j := range done {
-		tag, err := br.Exec()
-		if err != nil {
-			f.log.Warn("record forwarded bundle", "error", err)
-			break
-		}
-		if tag.RowsAffected() == 0 {
-			continue
-		}
-		st := topics.OrderflowBundleStatus{BundleHash: j.bundleHash, Status: topics.BundleForwarded,
-			BuilderBundleHash: j.builderHash, Builders: j.sentTo, At: f.now().UnixMilli()}
-		if r, err := statusRecord(st); err == nil {
-			recs = append(recs, r)
-		}
-	}
-	_ = br.Close()
-	if len(recs) > 0 {
-		if err := f.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			f.log.Warn("publish bundle status", "error", err)
-		}
-	}
 }
 
 func statusRecord(st topics.OrderflowBundleStatus) (*kgo.Record, error) {

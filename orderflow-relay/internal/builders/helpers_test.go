@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +170,9 @@ type fakeBuilder struct {
 	groups  map[string][]string
 	loose   [][]string
 	cancels []string
+	// down is how many of the next requests are refused (HTTP 503);
+	// requests counts every request, refused or not.
+	down, requests int
 	// events are the group actions in the order the builder took them:
 	// the first transaction of a version, or "cancel".
 	events []string
@@ -200,6 +204,13 @@ func (b *fakeBuilder) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var out []map[string]any
 	b.mu.Lock()
+	b.requests++
+	if b.down > 0 {
+		b.down--
+		b.mu.Unlock()
+		http.Error(w, "builder unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	for _, q := range reqs {
 		p := q.Params[0]
 		switch q.Method {
@@ -226,6 +237,33 @@ func (b *fakeBuilder) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out[0])
 }
 
+// sent counts the bundles outside replacement groups the builder took
+// with exactly txs.
+func (b *fakeBuilder) sent(txs ...string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, l := range b.loose {
+		if slices.Equal(l, txs) {
+			n++
+		}
+	}
+	return n
+}
+
+// setDown makes the builder refuse its next n requests.
+func (b *fakeBuilder) setDown(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down = n
+}
+
+func (b *fakeBuilder) hits() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests
+}
+
 func (b *fakeBuilder) group(uuid string) ([]string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -237,8 +275,67 @@ func (b *fakeBuilder) group(uuid string) ([]string, bool) {
 func newForwarder(t *testing.T, b *fakeBuilder, batch int) (*Forwarder, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
-	f := NewForwarder(Config{Batch: batch}, pool, []string{b.srv.URL}, &capture{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	return f, pool
+	return forwarderOn(pool, Config{Batch: batch}, b), pool
+}
+
+// forwarderOn returns a forwarder on pool to the builders bs.
+func forwarderOn(pool *pgxpool.Pool, cfg Config, bs ...*fakeBuilder) *Forwarder {
+	urls := make([]string, len(bs))
+	for i, b := range bs {
+		urls[i] = b.srv.URL
+	}
+	return NewForwarder(cfg, pool, urls, &capture{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// running is a forwarder running in the consumer group.
+type running struct {
+	cl     *kgo.Client
+	stop   context.CancelFunc
+	done   chan struct{}
+	closed sync.Once
+}
+
+// start runs f in the group on the broker until the test ends or Close.
+func start(t *testing.T, f *Forwarder, brokers []string) *running {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, f.ClientOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cl: cl, stop: cancel, done: make(chan struct{})}
+	go func() { defer close(r.done); _ = f.Run(ctx, cl) }()
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Close stops the forwarder and leaves the group, as a shutdown does.
+func (r *running) Close() {
+	r.closed.Do(func() {
+		r.stop()
+		<-r.done
+		r.cl.Close()
+	})
+}
+
+// eventually waits up to 30 s for ok.
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// produce writes recs to the broker.
+func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
+	t.Helper()
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // statuses returns the status of every bundle of the group by hash.

@@ -1,6 +1,7 @@
 package builders
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,31 +16,48 @@ type origin struct {
 	refund topics.RefundPolicy
 }
 
-// groupKey names a searcher's replacement group.
+// groupKey names a replacement group.
 type groupKey struct{ owner, uuid string }
 
-// job is one thing to tell the builders.
+// source is where a record sits in the log.
+type source struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// job is one thing to tell the builders. A job whose send failed at a
+// builder is kept for the retry, with what the earlier sends learned.
 type job struct {
 	bundleHash  string // "" for a lone transaction
 	bundle      Bundle
 	cancelUUID  string   // set for the cancellation of a replacement group
+	group       groupKey // the replacement group it belongs to, zero when none
+	src         source
 	sentTo      []string // builders that accepted it
 	builderHash string
+	// until is the last moment a failed send is tried again; set when the
+	// job is first sent.
+	until   time.Time
+	lastErr string
 }
 
-// pending is a stored searcher backrun whose originator transaction was
-// not known when it arrived.
+// pending is a stored searcher bundle not forwarded yet: a backrun whose
+// originator transaction was not known when it arrived, or a bundle taken
+// over from Postgres with its partition.
 type pending struct {
 	sb       *topics.OrderflowSearcherBundle
 	deadline time.Time
+	src      source
 }
 
-// action is one record of the poll (or a carried pending backrun), in log
+// action is one record of the poll (or a carried pending bundle), in log
 // order.
 type action struct {
 	job     *job                            // a lone transaction or an originator bundle
 	sb      *topics.OrderflowSearcherBundle // a searcher bundle or cancellation
-	carried *pending                        // a backrun stored by an earlier poll
+	src     source                          // of sb
+	carried *pending                        // a bundle stored by an earlier poll
 }
 
 func (a action) searcher() *topics.OrderflowSearcherBundle {
@@ -50,11 +68,33 @@ func (a action) searcher() *topics.OrderflowSearcherBundle {
 }
 
 func (a action) group() (groupKey, bool) {
+	if a.job != nil {
+		return a.job.group, a.job.group != groupKey{}
+	}
 	sb := a.searcher()
-	if sb == nil || sb.ReplacementUUID == "" {
+	if sb.ReplacementUUID == "" {
 		return groupKey{}, false
 	}
 	return groupKey{lower(sb.Searcher), sb.ReplacementUUID}, true
+}
+
+func (a action) source() source {
+	if a.job != nil {
+		return a.job.src
+	}
+	if a.carried != nil {
+		return a.carried.src
+	}
+	return a.src
+}
+
+// hash is the bundle hash of the action, "" for a lone transaction or a
+// cancellation.
+func (a action) hash() string {
+	if a.job != nil {
+		return a.job.bundleHash
+	}
+	return lower(a.searcher().BundleHash)
 }
 
 // txRow is one row of orderflow_txs.
@@ -75,7 +115,8 @@ type plan struct {
 	now       time.Time
 	txs       []txRow
 	obundles  []*topics.OrderflowOriginatorBundle
-	searchers []*topics.OrderflowSearcherBundle // stored in log order
+	ojobs     []*job   // the job of each of obundles
+	searchers []stored // searcher records, stored in log order
 	actions   []action
 	origins   map[string]origin // by lower-case hash
 	wait      time.Duration
@@ -84,6 +125,12 @@ type plan struct {
 	jobList []*job
 	waiting []*pending // backruns still waiting, for the next poll
 	expired []*pending // backruns that waited too long: FAILED
+}
+
+// stored is a searcher record and where it sits in the log.
+type stored struct {
+	sb  *topics.OrderflowSearcherBundle
+	src source
 }
 
 // newPlan starts the plan of a poll at now; a backrun may wait for its
@@ -101,7 +148,7 @@ func (p *plan) add(rec record) {
 			decoded: string(m.Tx), method: m.Method, refund: m.Refund, received: time.Unix(0, m.ReceivedAt)})
 		p.origins[lower(m.Hash)] = origin{raw: m.Raw, refund: m.Refund}
 		p.actions = append(p.actions, action{job: &job{bundle: Bundle{Txs: []string{m.Raw},
-			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}}})
+			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}, src: rec.src}})
 	case rec.ob != nil:
 		m := rec.ob
 		hash := lower(m.BundleHash)
@@ -114,25 +161,40 @@ func (p *plan) add(rec record) {
 			p.origins[lower(t.Hash)] = origin{raw: t.Raw, refund: m.Refund}
 			b.Txs = append(b.Txs, t.Raw)
 		}
+		j := &job{bundleHash: hash, bundle: b, src: rec.src}
 		p.obundles = append(p.obundles, m)
-		p.actions = append(p.actions, action{job: &job{bundleHash: hash, bundle: b}})
+		p.ojobs = append(p.ojobs, j)
+		p.actions = append(p.actions, action{job: j})
 	case rec.sb != nil:
-		p.searchers = append(p.searchers, rec.sb)
-		p.actions = append(p.actions, action{sb: rec.sb})
+		p.searchers = append(p.searchers, stored{rec.sb, rec.src})
+		p.actions = append(p.actions, action{sb: rec.sb, src: rec.src})
 	}
 }
 
-// carry puts the backruns earlier polls left waiting before this poll's
-// records: they are older in log order.
-func (p *plan) carry(waiting []*pending) {
-	if len(waiting) == 0 {
+// carry puts the bundles earlier polls left waiting, then those taken
+// over with a partition, before this poll's records: they are older in
+// log order. One this poll carries again itself (a record read again
+// after a crash) goes with the record.
+func (p *plan) carry(waiting []*pending, adopted []action) {
+	if len(waiting)+len(adopted) == 0 {
 		return
 	}
-	carried := make([]action, 0, len(waiting)+len(p.actions))
+	fresh := map[string]bool{}
+	for _, a := range p.actions {
+		fresh[a.hash()] = true
+	}
+	carried := make([]action, 0, len(waiting)+len(adopted)+len(p.actions))
 	for _, w := range waiting {
 		carried = append(carried, action{carried: w})
 	}
-	p.actions = append(carried, p.actions...)
+	carried = append(carried, adopted...)
+	kept := carried[:0]
+	for _, a := range carried {
+		if h := a.hash(); h == "" || !fresh[h] {
+			kept = append(kept, a)
+		}
+	}
+	p.actions = append(kept, p.actions...)
 }
 
 // missing lists the originator transactions of backruns the poll does not
@@ -141,8 +203,11 @@ func (p *plan) missing() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range p.actions {
+		if a.job != nil {
+			continue
+		}
 		sb := a.searcher()
-		if sb == nil || sb.BackrunOf == "" {
+		if sb.BackrunOf == "" {
 			continue
 		}
 		h := lower(sb.BackrunOf)
@@ -166,27 +231,28 @@ func (p *plan) finish() {
 		}
 	}
 	for i, a := range p.actions {
-		if a.job != nil {
-			p.jobList = append(p.jobList, a.job)
-			continue
-		}
 		g, grouped := a.group()
 		if grouped && last[g] != i {
 			continue // superseded in log order
 		}
-		sb := a.searcher()
+		if a.job != nil {
+			p.jobList = append(p.jobList, a.job)
+			continue
+		}
+		sb, src := a.searcher(), a.source()
 		if sb.Cancel {
-			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID})
+			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID, group: g, src: src})
 			continue
 		}
 		j, ok := p.searcherJob(sb)
 		if ok {
+			j.group, j.src = g, src
 			p.jobList = append(p.jobList, j)
 			continue
 		}
 		w := a.carried
 		if w == nil {
-			w = &pending{sb: sb, deadline: p.now.Add(p.wait)}
+			w = &pending{sb: sb, deadline: p.now.Add(p.wait), src: src}
 		}
 		if !p.now.Before(w.deadline) {
 			p.expired = append(p.expired, w)
@@ -194,7 +260,8 @@ func (p *plan) finish() {
 		}
 		p.waiting = append(p.waiting, w)
 		if grouped && a.carried == nil {
-			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID}) // once, when it starts waiting
+			// Once, when it starts waiting.
+			p.jobList = append(p.jobList, &job{cancelUUID: sb.ReplacementUUID, group: g, src: src})
 		}
 	}
 }
@@ -225,17 +292,20 @@ func (p *plan) jobs() []*job { return p.jobList }
 // queue adds the poll's statements to b.
 func (p *plan) queue(b *pgx.Batch) {
 	p.queueTxs(b)
-	for _, m := range p.obundles {
+	for i, m := range p.obundles {
 		hashes := make([]string, 0, len(m.Txs))
 		for _, t := range m.Txs {
 			hashes = append(hashes, lower(t.Hash))
 		}
-		b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at)
-			VALUES ($1, 'originator', $2, $3, '', $4, 'RECEIVED', $5) ON CONFLICT (bundle_hash) DO NOTHING`,
-			lower(m.BundleHash), m.Originator, m.ReplacementUUID, hashes, time.Unix(0, m.ReceivedAt))
+		j := p.ojobs[i]
+		b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at,
+				source_partition, source_offset, request)
+			VALUES ($1, 'originator', $2, $3, '', $4, 'RECEIVED', $5, $6, $7, $8) ON CONFLICT (bundle_hash) DO NOTHING`,
+			lower(m.BundleHash), m.Originator, m.ReplacementUUID, hashes, time.Unix(0, m.ReceivedAt),
+			j.src.partition, j.src.offset, requestJSON(j.bundle))
 	}
-	for _, m := range p.searchers {
-		queueSearcher(b, m)
+	for _, s := range p.searchers {
+		queueSearcher(b, s.sb, s.src)
 	}
 	for _, w := range p.expired {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'FAILED', reason = $2, updated_at = now()
@@ -269,7 +339,7 @@ func (p *plan) queueTxs(b *pgx.Batch) {
 // share a partition, so this record is newer than every version stored:
 // the others become REPLACED, and a version sent again after it was
 // replaced or cancelled is the group's live version again.
-func queueSearcher(b *pgx.Batch, m *topics.OrderflowSearcherBundle) {
+func queueSearcher(b *pgx.Batch, m *topics.OrderflowSearcherBundle, src source) {
 	owner := lower(m.Searcher)
 	if m.Cancel {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'CANCELLED', updated_at = now()
@@ -286,11 +356,39 @@ func queueSearcher(b *pgx.Batch, m *topics.OrderflowSearcherBundle) {
 	for _, t := range m.Txs {
 		hashes = append(hashes, lower(t.Hash))
 	}
-	b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at)
-		VALUES ($1, 'searcher', $2, $3, $4, $5, 'RECEIVED', $6)
-		ON CONFLICT (bundle_hash) DO UPDATE SET status = 'RECEIVED', builder_bundle_hash = '', builders = '{}', updated_at = now()
+	b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at,
+			source_partition, source_offset, request)
+		VALUES ($1, 'searcher', $2, $3, $4, $5, 'RECEIVED', $6, $7, $8, $9)
+		ON CONFLICT (bundle_hash) DO UPDATE SET status = 'RECEIVED', builder_bundle_hash = '', builders = '{}', updated_at = now(),
+			source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset, request = EXCLUDED.request
 		WHERE orderflow_bundles.kind = 'searcher' AND orderflow_bundles.owner = EXCLUDED.owner
 			AND EXCLUDED.replacement_uuid <> '' AND orderflow_bundles.replacement_uuid = EXCLUDED.replacement_uuid
 			AND orderflow_bundles.status IN ('REPLACED', 'CANCELLED')`,
-		hash, owner, m.ReplacementUUID, lower(m.BackrunOf), hashes, time.Unix(0, m.ReceivedAt))
+		hash, owner, m.ReplacementUUID, lower(m.BackrunOf), hashes, time.Unix(0, m.ReceivedAt),
+		src.partition, src.offset, requestJSON(searcherRequest(m)))
+}
+
+// searcherRequest is the builder request of a searcher bundle as stored:
+// a backrun's leading element stays the originator transaction's hash
+// until the transaction is known.
+func searcherRequest(m *topics.OrderflowSearcherBundle) Bundle {
+	b := Bundle{BlockNumber: m.Terms.BlockNumber, MinTimestamp: m.Terms.MinTimestamp, MaxTimestamp: m.Terms.MaxTimestamp,
+		RevertingTxHashes: m.Terms.RevertingTxHashes, ReplacementUUID: m.ReplacementUUID}
+	for i, t := range m.Txs {
+		if i == 0 && m.BackrunOf != "" {
+			b.Txs = append(b.Txs, lower(t.Hash))
+			continue
+		}
+		b.Txs = append(b.Txs, t.Raw)
+	}
+	return b
+}
+
+// requestJSON is the stored form of a builder request.
+func requestJSON(b Bundle) string {
+	out, err := json.Marshal(b)
+	if err != nil {
+		return "{}" // a Bundle of strings and integers always encodes
+	}
+	return string(out)
 }

@@ -27,9 +27,10 @@ type txRecord struct {
 
 // record is one decoded orderflow record; exactly one payload is set.
 type record struct {
-	tx *txRecord
-	ob *topics.OrderflowOriginatorBundle
-	sb *topics.OrderflowSearcherBundle
+	tx  *txRecord
+	ob  *topics.OrderflowOriginatorBundle
+	sb  *topics.OrderflowSearcherBundle
+	src source // set by the caller
 }
 
 // errSkip marks a record of a type the forwarder does not handle.
