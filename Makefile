@@ -48,6 +48,7 @@ bench:
 	@set -e; for m in $(CODE_MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 	$(GO) run ./deploy/cmd/loadtest
 	$(GO) run ./deploy/cmd/orderflowbench
+	$(GO) run ./deploy/cmd/tradebench
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 30s ./query-api/internal/live/

@@ -3,20 +3,14 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"blockspace.exchange/deploy/loadtest"
 )
@@ -78,58 +72,6 @@ func measureLogins(ctx context.Context, client *http.Client, base string, worker
 
 // walletLogin logs in as a wallet library does and returns the access token.
 func walletLogin(client *http.Client, base string, key *ecdsa.PrivateKey) (string, error) {
-	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
-	var ch struct {
-		EIP712Message string `json:"eip712Message"`
-		NonceHash     string `json:"nonceHash"`
-	}
-	if err := postForm(client, base+"/api/v1/user/login", url.Values{"addr": {addr}}, &ch); err != nil {
-		return "", err
-	}
-	var td apitypes.TypedData
-	if err := json.Unmarshal([]byte(ch.EIP712Message), &td); err != nil {
-		return "", fmt.Errorf("typed data: %w", err)
-	}
-	hash, _, err := apitypes.TypedDataAndHash(td)
-	if err != nil {
-		return "", err
-	}
-	sig, err := crypto.Sign(hash, key)
-	if err != nil {
-		return "", err
-	}
-	sig[64] += 27
-	var sess struct {
-		AccessToken struct {
-			Token string `json:"token"`
-		} `json:"accessToken"`
-	}
-	err = postForm(client, base+"/api/v1/user/login/verify",
-		url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {hexutil.Encode(sig)}}, &sess)
-	return sess.AccessToken.Token, err
-}
-
-func postForm(client *http.Client, u string, form url.Values, data any) error {
-	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("User-Agent", "exchange-loadtest")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %s %s", u, resp.Status, body)
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return err
-	}
-	return json.Unmarshal(env.Data, data)
+	s, err := loadtest.Login(client, base, key)
+	return s.AccessToken.Token, err
 }

@@ -20,16 +20,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"blockspace.exchange/deploy/devstack"
 	"blockspace.exchange/deploy/loadtest"
-	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/serve"
 )
 
@@ -71,36 +68,15 @@ func run(workers int, d time.Duration, rounds int) error {
 }
 
 func startStack(ctx context.Context) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "exchange-loadtest-")
-	if err != nil {
-		return "", nil, err
-	}
-	// The private cluster runs as the postgres OS user when we are root.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", nil, err
-	}
-	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{
-		"DATA_DIR": dir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
-		"LOG_LEVEL": "warn", "MAX_IN_FLIGHT": "100000",
-		// Logins are measured from one client address.
+	// Logins are measured from one client address.
+	stack, stop, err := loadtest.StartStack(ctx, map[string]string{
 		"AUTH_LOGIN_RATE_PER_IP": "1000000000", "AUTH_LOGIN_BURST_PER_IP": "1000000000",
 		"AUTH_LOGIN_RATE_PER_ADDRESS": "1000000000", "AUTH_LOGIN_BURST_PER_ADDRESS": "1000000000",
-	}))
+	}, os.Stderr)
 	if err != nil {
 		return "", nil, err
 	}
-	stack, err := devstack.Start(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		return "", nil, err
-	}
-	runCtx, stopRun := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- stack.Run(runCtx) }()
-	return stack.Addresses().REST, func() {
-		stopRun()
-		<-done
-		os.RemoveAll(dir)
-	}, nil
+	return stack.Addresses().REST, stop, nil
 }
 
 func startBare(ctx context.Context, tokensBody []byte) (string, error) {

@@ -1,0 +1,84 @@
+// Command tradebench measures trading through the full dev stack
+// (embedded Kafka and Postgres in a temporary directory, every service,
+// loopback HTTP):
+//
+//	go run ./deploy/cmd/tradebench [-pairs 16] [-duration 10s] [-cpuprofile cpu.pprof]
+//
+// Traders log in with their wallets and are funded through the ledger: a
+// deposit on the dev chain, credited by the deposit watcher, then a
+// transfer to the trading account. Each pair of traders gets a market of
+// its own (inclusion preconf first, then whole block) and one lot of it
+// from the demo seller. Then each pair trades its lot back and forth
+// over one keep-alive connection: the holder offers the lot (a limit sell
+// that rests), the other one buys it (a limit buy that takes it), and
+// they swap. A pair has its market to itself, so every buy fills at once
+// and no order meets one of its own account.
+//
+// It prints orders accepted per second over HTTP, next to the same
+// clients against a bare gin handler of the same request shape measured
+// in the same run; the time from the HTTP answer that accepted a buy to
+// its trade being visible in the ledger (the trade row, committed with its
+// postings and balances in one transaction, returned by a read of
+// Postgres polled every -poll); the same split at the fill record on the
+// fills topic; and the lag from the fill record to the trade in the
+// public REST read (GET /api/v1/p/<family>/trades), sampled by -readers
+// readers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+)
+
+// options are the command's flags.
+type options struct {
+	pairs      int
+	duration   time.Duration
+	baseline   time.Duration
+	poll       time.Duration
+	readers    int
+	readPoll   time.Duration
+	cpuprofile string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.pairs, "pairs", 16, "trading pairs, each with a market and a keep-alive connection of its own; above 16 the dev stack sheds requests (429) while its 4 database connections are taken")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of the measured run through the stack")
+	flag.DurationVar(&o.baseline, "baseline", 4*time.Second, "length of the baseline against a bare gin handler, half before and half after the run through the stack")
+	flag.DurationVar(&o.poll, "poll", 2*time.Millisecond, "how often Postgres is asked for new trades")
+	flag.IntVar(&o.readers, "readers", 4, "concurrent REST readers sampling the lag from fill record to REST read")
+	flag.DurationVar(&o.readPoll, "read-poll", 5*time.Millisecond, "how often a REST reader asks for the trade it waits for")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the stack and the clients) during the measured run to this file")
+	flag.Parse()
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "tradebench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "tradebench:", err)
+		os.Exit(1)
+	}
+}
+
+func (o options) validate() error {
+	switch {
+	case o.pairs < 1 || o.pairs > 90:
+		return fmt.Errorf("-pairs %d: want 1 to 90 (one open market each)", o.pairs)
+	case o.duration < time.Second || o.duration > 5*time.Minute:
+		return fmt.Errorf("-duration %s: want 1s to 5m", o.duration)
+	case o.baseline < 0 || o.baseline > time.Minute:
+		return fmt.Errorf("-baseline %s: want 0 (none) to 1m", o.baseline)
+	case o.poll < 100*time.Microsecond || o.readPoll < 100*time.Microsecond:
+		return fmt.Errorf("-poll %s, -read-poll %s: want at least 100µs", o.poll, o.readPoll)
+	case o.readers < 0 || o.readers > 64:
+		return fmt.Errorf("-readers %d: want 0 to 64", o.readers)
+	}
+	return nil
+}

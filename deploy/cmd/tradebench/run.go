@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"blockspace.exchange/deploy/loadtest"
+	"blockspace.exchange/platform/postgres"
+	"blockspace.exchange/topics"
+)
+
+// stackEnv is the dev stack's configuration for the benchmark: one-minute
+// slots, so that the markets the pairs trade in stay open for the whole
+// run; dev chain blocks only when the command mines them (while it funds
+// the traders), and frequent deposit polls, so that funding takes a
+// second and the chain costs nothing during the runs; no login limits
+// for the many wallets of one address.
+var stackEnv = map[string]string{
+	"SLOT_LENGTH": "1m", "DEV_BLOCK_INTERVAL": "0", "CHAIN_POLL": "50ms",
+	"AUTH_LOGIN_RATE_PER_IP": "1000000000", "AUTH_LOGIN_BURST_PER_IP": "1000000000",
+	"AUTH_LOGIN_RATE_PER_ADDRESS": "1000000000", "AUTH_LOGIN_BURST_PER_ADDRESS": "1000000000",
+}
+
+// drainWait is how long trades of the run may take to become visible
+// after its last order.
+const drainWait = 15 * time.Second
+
+func run(ctx context.Context, o options) error {
+	fmt.Printf("machine: %d CPUs, load average %s\n", runtime.NumCPU(), loadAverage())
+	t0 := time.Now()
+	stack, stop, err := loadtest.StartStack(ctx, stackEnv, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	addrs := stack.Addresses()
+	pool, err := postgres.Open(ctx, addrs.Database, postgres.Options{ApplicationName: "tradebench", MaxConns: 4})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	b := &bench{stack: stack, base: addrs.REST, client: loadtest.Client(o.pairs + o.readers + 8), pool: pool}
+	fmt.Printf("dev stack started in %s\n", time.Since(t0).Round(100*time.Millisecond))
+
+	pairs, answer, err := b.setUp(ctx, o)
+	if err != nil {
+		return err
+	}
+	flows, bareFlows := make([]flow, len(pairs)), make([]flow, len(pairs))
+	bareURL, err := startBare(ctx, answer)
+	if err != nil {
+		return err
+	}
+	for i, p := range pairs {
+		flows[i], bareFlows[i] = newFlow(b.base, p), newFlow(bareURL, p)
+	}
+
+	fmt.Printf("\norders over HTTP: %d pairs, each on one keep-alive connection; an offer (limit sell) and the buy that takes it, in turn\n", len(pairs))
+	// The baseline runs half before and half after the stack's run, so
+	// that a change in the machine's load during the run touches both.
+	var before, after tradeRun
+	if o.baseline > 0 {
+		before = runFlows(ctx, b.client, bareFlows, o.baseline/2)
+		printRun("bare gin handler, before", before)
+	}
+	m, err := b.measure(ctx, o, pairs, flows)
+	if err != nil {
+		return err
+	}
+	printRun("full stack", m.run)
+	if o.baseline > 0 {
+		after = runFlows(ctx, b.client, bareFlows, o.baseline/2)
+		printRun("bare gin handler, after", after)
+		bare := float64(before.accepted+after.accepted) / (before.elapsed + after.elapsed).Seconds()
+		fmt.Printf("  full stack / bare handler: %.1f%% of the orders per second\n", 100*m.run.ordersPerSecond()/bare)
+	}
+	m.printCPU()
+	m.print(o)
+	return nil
+}
+
+// setUp logs in and funds two traders a pair, picks the markets and
+// stocks each pair with one lot. It returns the pairs and an answer of
+// the place route that accepted an order.
+func (b *bench) setUp(ctx context.Context, o options) ([]pair, []byte, error) {
+	t0 := time.Now()
+	traders, err := b.newTraders(ctx, 2*o.pairs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log in: %w", err)
+	}
+	if err := b.fund(ctx, traders); err != nil {
+		return nil, nil, fmt.Errorf("fund: %w", err)
+	}
+	fmt.Printf("%d traders logged in and funded with %d ETH each (dev chain deposit, transfer to the trading account) in %s\n",
+		len(traders), fundETH, time.Since(t0).Round(100*time.Millisecond))
+	t0 = time.Now()
+	seller, err := b.demoSeller()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The markets must stay open through both runs and the drain.
+	until := time.Now().Add(o.baseline + o.duration + drainWait + 10*time.Second)
+	var markets []market
+	err = waitFor(ctx, "open markets", 30*time.Second, func() (bool, error) {
+		var err error
+		markets, err = b.markets(ctx, until, o.pairs)
+		return err == nil, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	pairs := make([]pair, len(markets))
+	var pcs int
+	for i, m := range markets {
+		pairs[i] = pair{m: m, a: traders[2*i], b: traders[2*i+1]}
+		if m.family == topics.InclusionPreconf {
+			pcs++
+		}
+	}
+	answer, err := b.stock(ctx, seller, pairs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stock: %w", err)
+	}
+	fmt.Printf("%d pairs stocked with a lot bought from the demo seller (%d inclusion-preconf markets, 21000 gas; %d whole-block markets) in %s\n",
+		len(pairs), pcs, len(pairs)-pcs, time.Since(t0).Round(100*time.Millisecond))
+	return pairs, answer, nil
+}
+
+// measurement is the run through the stack and what the watchers saw.
+type measurement struct {
+	run      tradeRun
+	cpu      time.Duration       // of this process during the run
+	pgCPU    time.Duration       // of the Postgres server during the run; 0 when unknown
+	idle     time.Duration       // of this process in a second without orders before the run
+	pgIdle   time.Duration       // of the Postgres server in that second
+	visible  map[int64]time.Time // taker order id: trade visible in Postgres
+	settled  map[int64]time.Time // taker order id: the settler's transaction began
+	fills    map[int64]fillSeen  // taker order id: fill record read
+	reads    *restReaders
+	drainErr error
+}
+
+// measure runs the pairs through the stack with the watchers reading
+// Postgres, the fills topic and the REST read, then waits until every
+// trade of the run is visible.
+func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []flow) (measurement, error) {
+	var m measurement
+	slots := make([]uint64, 0, len(pairs))
+	seen := map[uint64]bool{}
+	for _, p := range pairs {
+		if !seen[p.m.slot] {
+			seen[p.m.slot] = true
+			slots = append(slots, p.m.slot)
+		}
+	}
+	lw, err := newLedgerWatch(ctx, b.pool, slots)
+	if err != nil {
+		return m, err
+	}
+	fw, err := newFillWatch(b.stack.Addresses().Kafka)
+	if err != nil {
+		return m, err
+	}
+	m.reads = &restReaders{}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var g errgroup.Group
+	g.Go(func() error { return lw.run(wctx, o.poll) })
+	g.Go(func() error { return fw.run(wctx) })
+	g.Go(func() error { m.reads.run(wctx, b.client, b.base, o.readers, o.readPoll, fw.samples); return nil })
+	// The fill watch reads the stocking trades first.
+	if err := waitFor(ctx, "the fills topic read", 30*time.Second, func() (bool, error) { return fw.seen.Load() >= int64(len(pairs)), nil }); err != nil {
+		return m, err
+	}
+
+	// What the stack and the watchers use with no orders: a second idle.
+	dataDir := b.stack.Addresses().DataDir
+	idle0, pgIdle0 := loadtest.ProcessCPU(), pgCPUOr0(dataDir)
+	time.Sleep(time.Second)
+	m.idle, m.pgIdle = loadtest.ProcessCPU()-idle0, pgCPUOr0(dataDir)-pgIdle0
+
+	stopProfile, err := loadtest.StartCPUProfile(o.cpuprofile)
+	if err != nil {
+		return m, err
+	}
+	fw.sampleFrom.Store(time.Now().UnixNano())
+	cpu0 := loadtest.ProcessCPU()
+	pg0, pgOK := postgresCPU(dataDir)
+	m.run = runFlows(ctx, b.client, flows, o.duration)
+	m.cpu = loadtest.ProcessCPU() - cpu0
+	if pg1, ok := postgresCPU(dataDir); ok && pgOK {
+		m.pgCPU = pg1 - pg0
+	}
+	stopProfile()
+	fw.sampleFrom.Store(0)
+
+	n := int64(len(m.run.takers))
+	m.drainErr = waitFor(ctx, "every trade of the run visible", drainWait, func() (bool, error) {
+		return lw.seen.Load() >= n && fw.seen.Load() >= int64(len(pairs))+n, nil
+	})
+	stopWatch()
+	if err := g.Wait(); err != nil {
+		return m, err
+	}
+	m.visible, m.settled, m.fills = lw.visible, lw.settled, fw.fills
+	return m, nil
+}
+
+func (m measurement) print(o options) {
+	takers := m.run.takers
+	fillAt := make(map[int64]time.Time, len(takers))
+	for id := range takers {
+		if f, ok := m.fills[id]; ok {
+			fillAt[id] = f.at
+		}
+	}
+	fmt.Printf("\nfrom the HTTP answer accepting a buy to its trade visible in the ledger (the trade row, committed with its postings\n"+
+		"and balances, returned by a read of Postgres every %s), %d buys:\n", o.poll, len(takers))
+	for _, l := range []struct {
+		name       string
+		start, end map[int64]time.Time
+	}{
+		{"answer -> ledger (goal p99 <= 100ms)", takers, m.visible},
+		{"answer -> fill record read", takers, fillAt},
+		{"fill record read -> ledger", fillAt, m.visible},
+		{"fill record read -> settler txn begins", fillAt, m.settled},
+		{"settler txn begins -> ledger", m.settled, m.visible},
+	} {
+		j := joinLags(l.start, l.end)
+		fmt.Printf("  %-38s %s", l.name, loadtest.Distribution(j.lags))
+		if j.missing > 0 || j.early > 0 {
+			fmt.Printf("  missing %d, end before start %d (counted as 0)", j.missing, j.early)
+		}
+		fmt.Println()
+	}
+	if m.drainErr != nil {
+		fmt.Printf("  not all trades seen: %v\n", m.drainErr)
+	}
+	r := m.reads
+	over := 0
+	for _, l := range r.lags {
+		if l > time.Second {
+			over++
+		}
+	}
+	fmt.Printf("\nfrom the fill record read (fills topic, read_committed) to the trade listed by GET /api/v1/p/<family>/trades\n"+
+		"(%d readers, each following one fill at a time, asking every %s), during the run:\n", o.readers, o.readPoll)
+	fmt.Printf("  %-38s %s  over 1s: %d, not listed within %s: %d\n", "fill record -> REST read (goal <= 1s)",
+		loadtest.Distribution(r.lags), over, maxReadWait, r.timedOut)
+	if o.cpuprofile != "" {
+		fmt.Printf("\nCPU profile of the measured run: go tool pprof -top %s\n", o.cpuprofile)
+	}
+}
+
+// printCPU prints the CPU time an order took during the run, and what
+// that allows on this machine's cores.
+func (m measurement) printCPU() {
+	n := time.Duration(max(m.run.accepted, 1))
+	own, pg := m.cpu/n, m.pgCPU/n
+	fmt.Printf("  CPU time an order: %s in this process (every service and the clients), %s in Postgres", own.Round(time.Microsecond), pg.Round(time.Microsecond))
+	if own+pg > 0 {
+		fmt.Printf("; %d cores would take at most %.0f orders/s", runtime.NumCPU(), float64(runtime.NumCPU())*float64(time.Second)/float64(own+pg))
+	}
+	fmt.Println()
+	fmt.Printf("  idle, in a second without orders before the run (watchers polling): %.0f%% of a core in this process, %.0f%% in Postgres\n",
+		100*m.idle.Seconds(), 100*m.pgIdle.Seconds())
+}
+
+// pgCPUOr0 is postgresCPU, 0 when it cannot be read.
+func pgCPUOr0(dataDir string) time.Duration {
+	cpu, _ := postgresCPU(dataDir)
+	return cpu
+}
+
+func printRun(name string, r tradeRun) {
+	fmt.Printf("  %-32s %7.0f orders/s  answer %s  in %s\n", name, r.ordersPerSecond(),
+		loadtest.Distribution(r.answers), r.elapsed.Round(10*time.Millisecond))
+	if r.shed > 0 {
+		fmt.Printf("    %d answers 429 (load shed), each sent again after a backoff\n", r.shed)
+	}
+	if r.err != nil {
+		fmt.Printf("    %d pairs stopped early; the first: %v\n", r.stopped, r.err)
+	}
+}
+
+// loadAverage is the first three fields of /proc/loadavg, "?" elsewhere.
+func loadAverage() string {
+	f, err := os.Open("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	fields := strings.Fields(string(b))
+	if len(fields) < 3 {
+		return "?"
+	}
+	return strings.Join(fields[:3], " ")
+}
