@@ -331,6 +331,7 @@ func TestOriginatorRefusalsPublishNothing(t *testing.T) {
 		{"bundle starting with a hash", "/v1", "eth_sendBundle", map[string]any{"txs": []string{common.Hash{1}.Hex(), good}}, 200, -32600, "txs[0]"},
 		{"bundle repeating a tx", "/v1", "eth_sendBundle", map[string]any{"txs": []string{good, good}}, 200, -32602, "repeats transaction"},
 		{"bundle cancel", "/v1", "eth_sendBundle", map[string]any{"txs": []string{}, "replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}, 200, -32602, "txs is empty"},
+		{"group on the open endpoint", "/v1", "eth_sendBundle", map[string]any{"txs": []string{good}, "replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}, 200, -32602, "replacementUuid needs the partner endpoint"},
 		{"unknown method", "/v1", "eth_call", good, 200, -32601, `"eth_call" not found`},
 		{"subscribe", "/v1", "eth_subscribe", "svc_partialPendingBundles", 200, -32601, `"eth_subscribe" not found`},
 		{"unknown path", "/v2", "eth_sendRawTransaction", good, 404, -32600, "use /v1 or /v1/<API_KEY>"},
@@ -341,6 +342,44 @@ func TestOriginatorRefusalsPublishNothing(t *testing.T) {
 	}
 	if n := len(e.published(t, topics.OrderflowTxs)) + len(e.published(t, topics.OrderflowBundles)); n != 0 {
 		t.Fatalf("refused calls published %d records", n)
+	}
+}
+
+// TestOriginatorReplacementGroup: a partner originator's bundle with a
+// replacementUuid is published at every call, a version sent again too,
+// on the group's key, so the versions stay in order on one partition.
+func TestOriginatorReplacementGroup(t *testing.T) {
+	e := newOrderflowEdges(t)
+	const partner, group = "0x00000000000000000000000000000000000000a1", "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"
+	key, _, err := e.store.Issue(t.Context(), partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWallet(t)
+	rawA, _ := w.tx(t, devChain, 1)
+	rawB, _ := w.tx(t, devChain, 2)
+	var sent []string
+	for _, raw := range []string{rawA, rawB, rawA} {
+		var res of.BundleResult
+		r := callRPC(t, e.originator.URL+"/v1/"+key, "eth_sendBundle", map[string]any{"txs": []string{raw}, "replacementUuid": group}, nil)
+		if err := json.Unmarshal(wantResult(t, r), &res); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, res.BundleHash)
+	}
+	if sent[0] != sent[2] || sent[0] == sent[1] {
+		t.Fatalf("bundle hashes %v", sent)
+	}
+	recs := withKey(e.published(t, topics.OrderflowBundles), partner+"/"+group)
+	if len(recs) != 3 {
+		t.Fatalf("%d records on the group's key, want 3", len(recs))
+	}
+	for i, p := range recs {
+		b := decodeData[topics.OrderflowOriginatorBundle](t, p)
+		if p.env.Type != topics.TypeOrderflowOriginatorBundle || b.BundleHash != sent[i] || b.ReplacementUUID != group ||
+			b.Originator != partner || p.rec.Partition != recs[0].rec.Partition || i > 0 && p.env.ID == recs[0].env.ID {
+			t.Fatalf("record %d on partition %d: %s %s", i, p.rec.Partition, p.env.ID, p.env.Data)
+		}
 	}
 }
 

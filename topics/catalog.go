@@ -204,7 +204,7 @@ func baseCatalog() []Topic {
 			Key: "transaction hash (lower-case 0x hex)", Cleanup: Delete, Retention: day,
 			Purpose: "decoded private originator transactions, fanned out to searchers"},
 		{Name: OrderflowBundles, Partitions: 8, Partitioning: ByKeyHash,
-			Key: "bundle hash (lower-case 0x hex); <searcher>/<replacementUuid> for a searcher bundle of a replacement group", Cleanup: Delete, Retention: day,
+			Key: "bundle hash (lower-case 0x hex); <account>/<replacementUuid> for a bundle of a replacement group (searcher, or originator on the partner endpoint)", Cleanup: Delete, Retention: day,
 			Purpose: "originator and searcher bundles on their way to builders"},
 		{Name: OrderflowLifecycle, Partitions: 8, Partitioning: ByKeyHash,
 			Key: "transaction or bundle hash (lower-case 0x hex)", Cleanup: Delete, Retention: week,

@@ -130,7 +130,10 @@ type BundleTerms struct {
 
 // OrderflowOriginatorBundle is the payload of
 // TypeOrderflowOriginatorBundle: an ordered bundle from an originator.
-// Key: BundleHash.
+// Key: BundleHash, or "<originator>/<replacementUuid>" when the bundle
+// belongs to a replacement group (partner originators only), so that the
+// versions of a group keep their order on one partition and the latest
+// wins, as a searcher's do.
 type OrderflowOriginatorBundle struct {
 	BundleHash      string       `json:"bundleHash"`
 	Txs             []BundleTx   `json:"txs"`

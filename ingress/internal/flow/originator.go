@@ -179,21 +179,43 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 	if refund == nil {
 		refund = b.Refund
 	}
+	msg := topics.OrderflowOriginatorBundle{
+		BundleHash: hash, Terms: b.Terms, ReplacementUUID: b.ReplacementUUID, Originator: originator,
+		Refund: o.policy(b.Txs[0].Tx.Decoded.From, refund),
+	}
+	for _, it := range b.Txs {
+		msg.Txs = append(msg.Txs, it.Wire())
+	}
+	if b.ReplacementUUID != "" {
+		return o.sendVersion(ctx, msg)
+	}
 	err = o.seen.Submit(ctx, hash, func() error {
-		msg := topics.OrderflowOriginatorBundle{
-			BundleHash: hash, Terms: b.Terms, ReplacementUUID: b.ReplacementUUID, Originator: originator,
-			Refund: o.policy(b.Txs[0].Tx.Decoded.From, refund), ReceivedAt: time.Now().UnixNano(),
-		}
-		for _, it := range b.Txs {
-			msg.Txs = append(msg.Txs, it.Wire())
-		}
+		msg.ReceivedAt = time.Now().UnixNano()
 		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
 	})
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	result := of.BundleResult{BundleHash: hash}
-	return result, nil
+	return of.BundleResult{BundleHash: hash}, nil
+}
+
+// sendVersion publishes a version of a replacement group, at every call:
+// keyed "<originator>/<replacementUuid>" as a searcher's group, so that
+// the versions keep their order on one partition and the latest wins (a
+// version sent again after another is the live one again). A group
+// belongs to an account, so the open endpoint takes none: anyone who read
+// the uuid from a bundle's public tracking could replace it.
+func (o *Originators) sendVersion(ctx context.Context, msg topics.OrderflowOriginatorBundle) (any, error) {
+	if msg.Originator == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "replacementUuid needs the partner endpoint /v1/<API_KEY>: a replacement group belongs to an account")
+	}
+	msg.ReceivedAt = time.Now().UnixNano()
+	err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle,
+		"obundle-"+msg.BundleHash+"-"+of.NewSubmissionID(), msg.Originator+"/"+msg.ReplacementUUID, msg)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return of.BundleResult{BundleHash: msg.BundleHash}, nil
 }
 
 // unavailable answers a failed publish: nothing was accepted, retry.

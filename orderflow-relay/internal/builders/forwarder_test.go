@@ -3,6 +3,7 @@ package builders
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -346,4 +347,59 @@ func mapsValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// TestOriginatorReplacementGroup: a partner originator's versions of a
+// replacement group replace each other as a searcher's do, in Postgres
+// and at the builder, across polls and within one, and a version sent
+// again is live again; a searcher's version of the same account and uuid
+// is the same group. On the open endpoint (no originator, refused by
+// ingress) a uuid groups nothing.
+func TestOriginatorReplacementGroup(t *testing.T) {
+	b := newFakeBuilder(t)
+	f, pool := newForwarder(t, b, 100)
+	rawA, rawB, rawC, rawD := signed(t, 1, 0), signed(t, 2, 0), signed(t, 3, 0), signed(t, 4, 0)
+	partner := searcher.Address // one account, both roles
+	a, bv, c := originatorRecord(t, partner, group, rawA), originatorRecord(t, partner, group, rawB), originatorRecord(t, partner, group, rawC)
+	handle(t, f, a)
+	handle(t, f, bv, c)
+	hashOf := func(r *kgo.Record) string { return strings.ToLower(mustDecode(t, r).ob.BundleHash) }
+	want := map[string]string{hashOf(a): topics.BundleReplaced, hashOf(bv): topics.BundleReplaced, hashOf(c): topics.BundleForwarded}
+	if got := statuses(t, pool, group); !maps.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	if txs, _ := b.group(group); !slices.Equal(txs, []string{rawC}) {
+		t.Fatalf("builder holds %v, want the last version", txs)
+	}
+	b.mu.Lock()
+	events := slices.Clone(b.events)
+	b.mu.Unlock()
+	if slices.Contains(events, rawB) {
+		t.Fatalf("builder took the version superseded in its poll: %v", events)
+	}
+
+	handle(t, f, originatorRecord(t, partner, group, rawA))
+	if st, _ := bundleRow(t, pool, hashOf(a)); st != topics.BundleForwarded {
+		t.Fatalf("version sent again is %s", st)
+	}
+	if st, _ := bundleRow(t, pool, hashOf(c)); st != topics.BundleReplaced {
+		t.Fatalf("previous version is %s", st)
+	}
+	sv := searcherRecord(t, of.MethodSendBundle, map[string]any{"txs": []string{rawD}, "replacementUuid": group})
+	handle(t, f, sv)
+	if st, _ := bundleRow(t, pool, hashOf(a)); st != topics.BundleReplaced {
+		t.Fatalf("originator version after the account's searcher version is %s", st)
+	}
+
+	other := "9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"
+	open1, open2 := originatorRecord(t, "", other, signed(t, 5, 0)), originatorRecord(t, "", other, signed(t, 6, 0))
+	handle(t, f, open1, open2)
+	for _, r := range []*kgo.Record{open1, open2} {
+		if st, _ := bundleRow(t, pool, hashOf(r)); st != topics.BundleForwarded {
+			t.Fatalf("open endpoint bundle with a uuid is %s", st)
+		}
+	}
+	if txs, held := b.group(other); held {
+		t.Fatalf("builder grouped open endpoint bundles: %v", txs)
+	}
 }

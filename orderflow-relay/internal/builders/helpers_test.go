@@ -131,6 +131,27 @@ func newRecord(t testing.TB, topic, typ, id, key string, payload any) *kgo.Recor
 	return r
 }
 
+// originatorRecord returns the record ingress publishes for a bundle of
+// raws from originator ("" on the open endpoint), with uuid if set.
+func originatorRecord(t testing.TB, originator, uuid string, raws ...string) *kgo.Record {
+	t.Helper()
+	param, _ := json.Marshal(map[string]any{"txs": raws})
+	b, err := of.ParseBundle(param, of.OriginatorBundle, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := topics.OrderflowOriginatorBundle{BundleHash: b.Hash.Hex(), ReplacementUUID: uuid, Originator: originator,
+		Refund: topics.RefundPolicy{Recipient: b.Txs[0].Tx.Decoded.From, Percent: 90}, ReceivedAt: time.Now().UnixNano()}
+	for _, it := range b.Txs {
+		m.Txs = append(m.Txs, it.Wire())
+	}
+	key := m.BundleHash
+	if uuid != "" {
+		key = originator + "/" + uuid
+	}
+	return newRecord(t, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+of.NewSubmissionID(), key, m)
+}
+
 // capture is a Producer that keeps the records a searcher method publishes,
 // for tests that do not need the log's order.
 type capture struct {

@@ -137,7 +137,11 @@ func (u unforwarded) action(deadline time.Time) (action, bool) {
 		return action{}, false
 	}
 	if u.kind == "originator" {
-		return action{job: &job{bundleHash: u.hash, bundle: u.request, src: src}}, true
+		j := &job{bundleHash: u.hash, bundle: u.request, src: src}
+		if u.uuid != "" && u.owner != "" {
+			j.group = groupKey{u.owner, u.uuid}
+		}
+		return action{job: j}, true
 	}
 	r := u.request
 	sb := &topics.OrderflowSearcherBundle{BundleHash: u.hash, Searcher: u.owner, ReplacementUUID: u.uuid, BackrunOf: u.backrunOf,

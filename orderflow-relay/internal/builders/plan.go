@@ -112,14 +112,12 @@ type txRow struct {
 // after the other) and never an older version after a newer one or after
 // a cancellation.
 type plan struct {
-	now       time.Time
-	txs       []txRow
-	obundles  []*topics.OrderflowOriginatorBundle
-	ojobs     []*job   // the job of each of obundles
-	searchers []stored // searcher records, stored in log order
-	actions   []action
-	origins   map[string]origin // by lower-case hash
-	wait      time.Duration
+	now     time.Time
+	txs     []txRow
+	bundles []storedBundle // bundle records, stored in log order
+	actions []action
+	origins map[string]origin // by lower-case hash
+	wait    time.Duration
 
 	// Set by finish.
 	jobList []*job
@@ -127,10 +125,16 @@ type plan struct {
 	expired []*pending // backruns that waited too long: FAILED
 }
 
-// stored is a searcher record and where it sits in the log.
-type stored struct {
-	sb  *topics.OrderflowSearcherBundle
-	src source
+// storedBundle is what a bundle record stores: a bundle of either kind, or
+// (cancel) the cancellation of a replacement group.
+type storedBundle struct {
+	hash, kind, owner, uuid, backrunOf string
+	grouped                            bool // uuid names a replacement group of owner
+	txHashes                           []string
+	received                           time.Time
+	src                                source
+	request                            Bundle
+	cancel                             bool
 }
 
 // newPlan starts the plan of a poll at now; a backrun may wait for its
@@ -161,14 +165,35 @@ func (p *plan) add(rec record) {
 			p.origins[lower(t.Hash)] = origin{raw: t.Raw, refund: m.Refund}
 			b.Txs = append(b.Txs, t.Raw)
 		}
+		// A group belongs to an account: the open endpoint (no originator)
+		// takes no replacementUuid.
+		grouped := m.ReplacementUUID != "" && m.Originator != ""
+		if !grouped {
+			b.ReplacementUUID = ""
+		}
+		row := storedBundle{hash: hash, kind: "originator", owner: lower(m.Originator), uuid: m.ReplacementUUID, grouped: grouped,
+			txHashes: hashesOf(m.Txs), received: time.Unix(0, m.ReceivedAt), src: rec.src, request: b}
 		j := &job{bundleHash: hash, bundle: b, src: rec.src}
-		p.obundles = append(p.obundles, m)
-		p.ojobs = append(p.ojobs, j)
+		if grouped {
+			j.group = groupKey{row.owner, m.ReplacementUUID}
+		}
+		p.bundles = append(p.bundles, row)
 		p.actions = append(p.actions, action{job: j})
 	case rec.sb != nil:
-		p.searchers = append(p.searchers, stored{rec.sb, rec.src})
-		p.actions = append(p.actions, action{sb: rec.sb, src: rec.src})
+		m := rec.sb
+		p.bundles = append(p.bundles, storedBundle{hash: lower(m.BundleHash), kind: "searcher", owner: lower(m.Searcher),
+			uuid: m.ReplacementUUID, grouped: m.ReplacementUUID != "", backrunOf: lower(m.BackrunOf), txHashes: hashesOf(m.Txs),
+			received: time.Unix(0, m.ReceivedAt), src: rec.src, request: searcherRequest(m), cancel: m.Cancel})
+		p.actions = append(p.actions, action{sb: m, src: rec.src})
 	}
+}
+
+func hashesOf(txs []topics.BundleTx) []string {
+	out := make([]string, 0, len(txs))
+	for _, t := range txs {
+		out = append(out, lower(t.Hash))
+	}
+	return out
 }
 
 // carry puts the bundles earlier polls left waiting, then those taken
@@ -292,20 +317,8 @@ func (p *plan) jobs() []*job { return p.jobList }
 // queue adds the poll's statements to b.
 func (p *plan) queue(b *pgx.Batch) {
 	p.queueTxs(b)
-	for i, m := range p.obundles {
-		hashes := make([]string, 0, len(m.Txs))
-		for _, t := range m.Txs {
-			hashes = append(hashes, lower(t.Hash))
-		}
-		j := p.ojobs[i]
-		b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at,
-				source_partition, source_offset, request)
-			VALUES ($1, 'originator', $2, $3, '', $4, 'RECEIVED', $5, $6, $7, $8) ON CONFLICT (bundle_hash) DO NOTHING`,
-			lower(m.BundleHash), m.Originator, m.ReplacementUUID, hashes, time.Unix(0, m.ReceivedAt),
-			j.src.partition, j.src.offset, requestJSON(j.bundle))
-	}
-	for _, s := range p.searchers {
-		queueSearcher(b, s.sb, s.src)
+	for _, r := range p.bundles {
+		r.queue(b)
 	}
 	for _, w := range p.expired {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'FAILED', reason = $2, updated_at = now()
@@ -335,37 +348,31 @@ func (p *plan) queueTxs(b *pgx.Batch) {
 		hash, originator, snd, raw, decoded, method, recipient, percent, bundle, received)
 }
 
-// queueSearcher stores a searcher record. Versions of a replacement group
-// share a partition, so this record is newer than every version stored:
-// the others become REPLACED, and a version sent again after it was
-// replaced or cancelled is the group's live version again.
-func queueSearcher(b *pgx.Batch, m *topics.OrderflowSearcherBundle, src source) {
-	owner := lower(m.Searcher)
-	if m.Cancel {
+// queue stores the record. Versions of a replacement group share a
+// partition (originator and searcher versions of one account alike), so
+// this record is newer than every version stored: the others become
+// REPLACED, and a version sent again after it was replaced or cancelled
+// is the group's live version again.
+func (r storedBundle) queue(b *pgx.Batch) {
+	if r.cancel {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'CANCELLED', updated_at = now()
-			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED')`, owner, m.ReplacementUUID)
+			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED')`, r.owner, r.uuid)
 		return
 	}
-	hash := lower(m.BundleHash)
-	if m.ReplacementUUID != "" {
+	if r.grouped {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'REPLACED', updated_at = now()
 			WHERE owner = $1 AND replacement_uuid = $2 AND bundle_hash <> $3 AND status IN ('RECEIVED', 'FORWARDED')`,
-			owner, m.ReplacementUUID, hash)
-	}
-	hashes := make([]string, 0, len(m.Txs))
-	for _, t := range m.Txs {
-		hashes = append(hashes, lower(t.Hash))
+			r.owner, r.uuid, r.hash)
 	}
 	b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at,
 			source_partition, source_offset, request)
-		VALUES ($1, 'searcher', $2, $3, $4, $5, 'RECEIVED', $6, $7, $8, $9)
+		VALUES ($1, $2, $3, $4, $5, $6, 'RECEIVED', $7, $8, $9, $10)
 		ON CONFLICT (bundle_hash) DO UPDATE SET status = 'RECEIVED', builder_bundle_hash = '', builders = '{}', updated_at = now(),
 			source_partition = EXCLUDED.source_partition, source_offset = EXCLUDED.source_offset, request = EXCLUDED.request
-		WHERE orderflow_bundles.kind = 'searcher' AND orderflow_bundles.owner = EXCLUDED.owner
-			AND EXCLUDED.replacement_uuid <> '' AND orderflow_bundles.replacement_uuid = EXCLUDED.replacement_uuid
+		WHERE $11 AND orderflow_bundles.kind = EXCLUDED.kind AND orderflow_bundles.owner = EXCLUDED.owner
+			AND orderflow_bundles.replacement_uuid = EXCLUDED.replacement_uuid
 			AND orderflow_bundles.status IN ('REPLACED', 'CANCELLED')`,
-		hash, owner, m.ReplacementUUID, lower(m.BackrunOf), hashes, time.Unix(0, m.ReceivedAt),
-		src.partition, src.offset, requestJSON(searcherRequest(m)))
+		r.hash, r.kind, r.owner, r.uuid, r.backrunOf, r.txHashes, r.received, r.src.partition, r.src.offset, requestJSON(r.request), r.grouped)
 }
 
 // searcherRequest is the builder request of a searcher bundle as stored:
