@@ -36,7 +36,12 @@ type Stack struct {
 
 	pg       *postgres.Embedded // nil with an external DATABASE_URL
 	broker   *kafka.Embedded    // nil with external KAFKA_BROKERS
-	pool     *pgxpool.Pool
+	pool     *pgxpool.Pool // ingress, orderflow, funding and migrations
+	// readPool and settlerPool are query-api's and the settler's own, as
+	// each service has its own pool in production: a settler batch or a
+	// burst of reads never takes the connections ingress's load shedding
+	// counts as its own.
+	readPool, settlerPool *pgxpool.Pool
 	kcl      *kgo.Client
 	monitor  *health.Monitor
 	admin    *health.Admin
@@ -122,7 +127,11 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("migrations applied", "new", applied)
-	return nil
+	if s.readPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "query-api", ConnectTimeout: 2 * time.Second}); err != nil {
+		return err
+	}
+	s.settlerPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "settler", ConnectTimeout: 2 * time.Second})
+	return err
 }
 
 func (s *Stack) startKafka(ctx context.Context) error {
@@ -163,7 +172,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	s.query, err = queryapi.New(ctx, queryapi.Config{
 		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
 		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets"},
-	}, queryapi.Deps{Pool: s.pool, Logger: s.log, Metrics: qm, DBErr: dbErr})
+	}, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
 	if err != nil {
 		return err
 	}
@@ -183,7 +192,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers}, s.pool, s.log.With("service", "settler"))
+	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers}, s.settlerPool, s.log.With("service", "settler"))
 	return err
 }
 
@@ -254,8 +263,10 @@ func (s *Stack) stopDependencies() {
 		cancel()
 		s.kcl.Close()
 	}
-	if s.pool != nil {
-		s.pool.Close()
+	for _, p := range []*pgxpool.Pool{s.pool, s.readPool, s.settlerPool} {
+		if p != nil {
+			p.Close()
+		}
 	}
 	if s.broker != nil {
 		if err := s.broker.Close(); err != nil {
