@@ -34,28 +34,28 @@ type Stack struct {
 	cfg Config
 	log *slog.Logger
 
-	pg       *postgres.Embedded // nil with an external DATABASE_URL
-	broker   *kafka.Embedded    // nil with external KAFKA_BROKERS
-	pool     *pgxpool.Pool // ingress, orderflow, funding and migrations
+	pg     *postgres.Embedded // nil with an external DATABASE_URL
+	broker *kafka.Embedded    // nil with external KAFKA_BROKERS
+	pool   *pgxpool.Pool      // ingress, orderflow, funding and migrations
 	// readPool and settlerPool are query-api's and the settler's own, as
 	// each service has its own pool in production: a settler batch or a
 	// burst of reads never takes the connections ingress's load shedding
 	// counts as its own.
 	readPool, settlerPool *pgxpool.Pool
-	kcl      *kgo.Client
-	monitor  *health.Monitor
-	admin    *health.Admin
-	query    *queryapi.Service
-	ingress  *ingress.Service
-	settler  *settler.Settler
-	restLn   net.Listener
-	adminLn  net.Listener
-	dbURL    string
-	brokers  []string
-	registry *prometheus.Registry
-	of       orderflowParts
-	funding  fundingParts
-	chainURL string // the dev chain's JSON-RPC, "" when not served
+	kcl                   *kgo.Client
+	monitor               *health.Monitor
+	admin                 *health.Admin
+	query                 *queryapi.Service
+	ingress               *ingress.Service
+	settler               *settler.Settler
+	restLn                net.Listener
+	adminLn               net.Listener
+	dbURL                 string
+	brokers               []string
+	registry              *prometheus.Registry
+	of                    orderflowParts
+	funding               fundingParts
+	chainURL              string // the dev chain's JSON-RPC, "" when not served
 
 	// The markets: the dev beacon, the slot clock, the matcher, and the
 	// public key of the demo validator registered at start.
