@@ -80,7 +80,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		RefundConfirms:     uint64(r.Int("REFUND_CONFIRMATIONS", 1, 0, 1000)),
 		BuilderBatch:       r.Int("BUILDER_BATCH", 100, 1, 1000),
-		ChainAddr:          r.String("CHAIN_ADDR", "127.0.0.1:8545"),
+		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
 	}

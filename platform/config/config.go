@@ -36,6 +36,15 @@ func (r *Reader) String(name, def string) string {
 	return def
 }
 
+// StringOrEmpty returns the variable, "" when it is set but empty, and
+// def only when it is unset: for settings where empty means "off".
+func (r *Reader) StringOrEmpty(name, def string) string {
+	if v, ok := r.lookup(name); ok {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
 // Int returns the variable as an integer within [min, max].
 func (r *Reader) Int(name string, def, min, max int) int {
 	raw := r.String(name, "")

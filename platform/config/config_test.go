@@ -8,6 +8,9 @@ import (
 
 func TestReaderParsesAndNamesBadValues(t *testing.T) {
 	r := FromMap(map[string]string{"B1": "yes", "B0": " off ", "BX": "maybe", "I": "7", "IX": "70", "D": "250ms", "DX": "soon", "E": "  "})
+	if r.StringOrEmpty("E", "x") != "" || r.StringOrEmpty("UNSET", "x") != "x" || r.String("E", "x") != "x" {
+		t.Error("an empty variable is empty for StringOrEmpty and unset for String")
+	}
 	if !r.Bool("B1", false) || r.Bool("B0", true) || !r.Bool("UNSET", true) || r.Bool("E", false) {
 		t.Error("bools")
 	}
