@@ -12,7 +12,8 @@ import (
 // Amounts are decimal strings in token units (1.5 = one and a half ETH),
 // never floats. The envelope id is the command id the settler deduplicates
 // on: "transfer-<transferId>", "withdraw-<requestId>",
-// "deposit-<chainId>-<txHash>-<logIndex>", "withdrawal-submitted-<requestId>",
+// "deposit-<chainId>-<txHash>-<logIndex>" (the dev chain, new at every
+// start, adds its incarnation after the chain id), "withdrawal-submitted-<requestId>",
 // "withdrawal-confirmed-<requestId>" and "withdrawal-failed-<requestId>".
 const FundingVersion = 1
 

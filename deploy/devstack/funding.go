@@ -75,7 +75,7 @@ func (s *Stack) startFunding(ctx context.Context) error {
 	}
 	w, err := ingress.DepositWatcher(ingress.DepositWatcherConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, Confirmations: s.cfg.ChainConfirmations,
-		Poll: s.cfg.ChainPoll,
+		Poll: s.cfg.ChainPoll, Instance: "s" + strconv.FormatInt(time.Now().UnixMilli(), 10),
 	}, chain.Client(), ingress.Deps{Pool: s.pool, Kafka: s.kcl, Logger: s.log.With("service", "ingress")})
 	if err != nil {
 		return err

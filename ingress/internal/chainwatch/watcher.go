@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,13 @@ type Config struct {
 	MaxRange uint64
 	// Poll is the interval between head checks (CHAIN_POLL, 2s).
 	Poll time.Duration
+	// Instance names one incarnation of a chain that starts again from
+	// its genesis (the dev stack's simulated chain, new at every start).
+	// It goes into deposit ids, so a deposit that repeats a transaction
+	// of an earlier incarnation (same key, nonce and amount, so the same
+	// hash) is credited again rather than dropped as a duplicate. Empty
+	// on real chains.
+	Instance string
 }
 
 // Watcher is a running chain watcher.
@@ -239,7 +247,11 @@ func (w *Watcher) record(l types.Log, ev *collateral.CollateralDeposit) (*kgo.Re
 		Sender: strings.ToLower(ev.Sender.Hex()), Depositor: depositor, TokenID: 1,
 		Quantity: decimal.NewFromBigInt(ev.Amount, -18).String(), AmountWei: ev.Amount.String(),
 	}
-	id := fmt.Sprintf("deposit-%d-%s-%d", w.cfg.ChainID, strings.ToLower(l.TxHash.Hex()), l.Index)
+	chain := strconv.FormatInt(w.cfg.ChainID, 10)
+	if w.cfg.Instance != "" {
+		chain += "-" + w.cfg.Instance
+	}
+	id := fmt.Sprintf("deposit-%s-%s-%d", chain, strings.ToLower(l.TxHash.Hex()), l.Index)
 	e, err := topics.FundingEnvelope(topics.TypeDepositObserved, id, time.Now(), p)
 	if err != nil {
 		return nil, err

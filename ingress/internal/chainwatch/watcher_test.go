@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +207,47 @@ func TestResumesAfterRestart(t *testing.T) {
 	got := e.published(t)
 	if len(got) != 6 || got[5].Quantity != "1" {
 		t.Fatalf("published %d: %+v", len(got), got)
+	}
+}
+
+// A deposit's envelope id is deposit-<chain>-<tx>-<log> on a real chain;
+// a watcher of a chain incarnation (the dev chain, new at every start)
+// puts the incarnation in it, so the same transaction replayed on the
+// next incarnation is a new deposit to the settler, not a duplicate.
+func TestDepositIDNamesTheChainIncarnation(t *testing.T) {
+	e := setup(t)
+	tx := e.deposit(t, 1e16)
+	e.sim.Commit()
+	e.sim.Commit()
+	pool := pgtest.New(t, schema.Migrations())
+	ids := func(instance string) []string {
+		t.Helper()
+		if _, err := pool.Exec(t.Context(), `DELETE FROM chain_cursors`); err != nil {
+			t.Fatal(err)
+		}
+		w, err := chainwatch.New(chainwatch.Config{ChainID: 1337, Contract: e.address, Confirmations: 1, Instance: instance},
+			e.sim.Client(), pool, e.cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, w)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		var out []string
+		for _, r := range kafkatest.ReadToEnd(ctx, t, e.cl, topics.FundingEvents) {
+			ev, err := kafka.DecodeRecord(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ev.ID)
+		}
+		return out
+	}
+	hash := strings.ToLower(tx.Hash().Hex())
+	if got := ids(""); len(got) != 1 || got[0] != "deposit-1337-"+hash+"-0" {
+		t.Fatalf("ids on a real chain: %v", got)
+	}
+	if got := ids("s42"); len(got) != 2 || got[1] != "deposit-1337-s42-"+hash+"-0" {
+		t.Fatalf("ids of incarnation s42: %v", got)
 	}
 }
