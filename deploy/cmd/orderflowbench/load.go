@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"blockspace.exchange/deploy/loadtest"
 )
 
 // The originator load runs in a child process (this binary with -load),
@@ -95,11 +97,11 @@ func loadInChild(url string, txs []string, workers int, d time.Duration) (loadRe
 	if err := cmd.Start(); err != nil {
 		return loadResult{}, err
 	}
-	cpu0 := processCPU()
+	cpu0 := loadtest.ProcessCPU()
 	if err := cmd.Wait(); err != nil {
 		return loadResult{}, fmt.Errorf("load process: %w", err)
 	}
-	r := loadResult{serverCPU: processCPU() - cpu0}
+	r := loadResult{serverCPU: loadtest.ProcessCPU() - cpu0}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.clientCPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}

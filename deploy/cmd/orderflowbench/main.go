@@ -8,7 +8,10 @@
 // of the same requests with a transaction the endpoint already accepted
 // (decode, checks and dedup, no publish), and the fan-out latency from the
 // originator's send to delivery on every searcher socket, p50/p99/max, at
-// each socket count, with transactions paced at -rate per second.
+// each socket count, with transactions paced at -rate per second. The
+// originator load and the searcher sockets run in child processes (this
+// binary with -load or -searchers), so the CPU time it prints for the
+// stack is the stack's own.
 package main
 
 import (
@@ -22,23 +25,20 @@ import (
 	"math/big"
 	"net/http"
 	"os"
-	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/gorilla/websocket"
 
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/deploy/devstack"
+	"blockspace.exchange/deploy/loadtest"
 	"blockspace.exchange/platform/config"
 	of "blockspace.exchange/platform/orderflow"
 )
@@ -49,9 +49,21 @@ func main() {
 	socketList := flag.String("sockets", "1,100,1000", "searcher socket counts for the fan-out runs")
 	rate := flag.Int("rate", 200, "transactions per second during fan-out runs")
 	perRun := flag.Int("txs", 400, "transactions per fan-out run")
-	flag.StringVar(&profilePrefix, "cpuprofile", "", "write a CPU profile of each measured phase (stack and clients) to <prefix>.<phase>.pprof")
+	flag.StringVar(&profilePrefix, "cpuprofile", "", "write a CPU profile of each measured phase to <prefix>.<phase>.pprof, the searcher process's to <prefix>.searchers-<n>.pprof")
 	load := flag.String("load", "", "internal: run as the originator load process against this URL")
+	searcherURL := flag.String("searchers", "", "internal: run as the searcher process, -sockets sockets on this URL")
 	flag.Parse()
+	if *searcherURL != "" {
+		n, err := strconv.Atoi(*socketList)
+		if err == nil {
+			err = runSearchers(*searcherURL, n)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "orderflowbench searchers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *load != "" {
 		if err := runLoad(*load, *workers, *duration); err != nil {
 			fmt.Fprintln(os.Stderr, "orderflowbench load:", err)
@@ -65,17 +77,6 @@ func main() {
 	}
 }
 
-// processCPU is the CPU time this process (the stack but Postgres, and
-// the clients) has used so far: with other work on the machine it tells
-// the cost of a request where the rate only tells the share of CPU got.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // profilePrefix is the -cpuprofile flag: "" profiles nothing.
 var profilePrefix string
 
@@ -85,15 +86,7 @@ func profile(phase string) (func(), error) {
 	if profilePrefix == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(profilePrefix + "." + phase + ".pprof")
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return loadtest.StartCPUProfile(profilePrefix + "." + phase + ".pprof")
 }
 
 type bench struct {
@@ -246,87 +239,64 @@ func (b *bench) apiKey(i int) (string, error) {
 	return v.Data.APIKey, nil
 }
 
-// fanout opens n sockets, sends perRun paced transactions and measures
-// send→delivery on every socket.
+// fanout opens n sockets in the searcher process, sends perRun paced
+// transactions and measures send→delivery on every socket.
 func (b *bench) fanout(key string, n, rate, perRun int) error {
 	txs := b.signAll(perRun)
-	hashes := make(map[string]int, perRun)
+	hashes := make([]string, perRun)
 	for i, raw := range txs {
 		tx := new(types.Transaction)
-		_ = tx.UnmarshalBinary(hexutil.MustDecode(raw))
-		hashes[tx.Hash().Hex()] = i
-	}
-	sent := make([]atomic.Int64, perRun)
-	var mu sync.Mutex
-	lat := make([]time.Duration, 0, n*perRun)
-	var got atomic.Int64
-	var conns []*websocket.Conn
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	for range n {
-		c, _, err := dialer.Dial(b.a.SearcherWS+"/v1/"+key, nil)
-		if err != nil {
-			return fmt.Errorf("dial socket: %w", err)
+		if err := tx.UnmarshalBinary(hexutil.MustDecode(raw)); err != nil {
+			return err
 		}
-		conns = append(conns, c)
+		hashes[i] = tx.Hash().Hex()
 	}
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Go(func() {
-			local := make([]time.Duration, 0, perRun)
-			for {
-				_, msg, err := c.ReadMessage()
-				if err != nil {
-					break
-				}
-				now := time.Now().UnixNano()
-				i := bytes.Index(msg, []byte(`"hash":"`))
-				if i < 0 {
-					continue
-				}
-				if idx, ok := hashes[string(msg[i+8:i+8+66])]; ok {
-					local = append(local, time.Duration(now-sent[idx].Load()))
-					if got.Add(1) == int64(n*perRun) {
-						break
-					}
-				}
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		})
-	}
-	time.Sleep(300 * time.Millisecond)
-	stop, err := profile(fmt.Sprintf("fanout-%d", n))
+	clients, err := startSearchers(b.a.SearcherWS+"/v1/"+key, n, hashes)
 	if err != nil {
 		return err
 	}
+	defer clients.kill()
+	time.Sleep(300 * time.Millisecond) // the last sockets join the hub just after their upgrade
+	stopProfile, err := profile(fmt.Sprintf("fanout-%d", n))
+	if err != nil {
+		return err
+	}
+	stop := sync.OnceFunc(stopProfile)
 	defer stop()
-	cpu0 := processCPU()
+	sent := make([]int64, perRun) // wall clock, comparable with the child's
+	cpu0 := loadtest.ProcessCPU()
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	for i, raw := range txs {
 		<-tick.C
-		sent[i].Store(time.Now().UnixNano())
+		sent[i] = time.Now().UnixNano()
 		if err := b.send(raw); err != nil {
 			return err
 		}
 	}
 	tick.Stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for got.Load() < int64(n*perRun) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	clientCPU, err := clients.wait(10 * time.Second)
+	if err != nil {
+		return err
 	}
-	cpu := (processCPU() - cpu0) / time.Duration(max(got.Load(), 1))
-	for _, c := range conns {
-		_ = c.Close()
+	cpu := loadtest.ProcessCPU() - cpu0
+	stop()
+	got, err := clients.arrivals()
+	if err != nil {
+		return err
 	}
-	wg.Wait()
-	slices.Sort(lat)
-	if len(lat) == 0 {
+	if len(got) == 0 {
 		return fmt.Errorf("no deliveries on %d sockets", n)
 	}
-	pct := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
-	fmt.Printf("  fan-out %4d sockets: p50 %7s  p99 %7s  max %7s  (%d deliveries of %d, %d tx/s, CPU %s a delivery)\n", n,
-		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond),
-		len(lat), n*perRun, rate, cpu.Round(100*time.Nanosecond))
+	lat := make([]time.Duration, len(got))
+	for i, a := range got {
+		lat[i] = time.Duration(a.at - sent[a.idx])
+	}
+	d := loadtest.Distribution(lat)
+	per := func(cpu time.Duration) time.Duration {
+		return (cpu / time.Duration(len(got))).Round(100 * time.Nanosecond)
+	}
+	r := func(x time.Duration) time.Duration { return x.Round(10 * time.Microsecond) }
+	fmt.Printf("  fan-out %4d sockets: p50 %7s  p99 %7s  max %7s  (%d deliveries of %d, %d tx/s; CPU a delivery: stack %s, searcher process %s)\n",
+		n, r(d.P50), r(d.P99), r(d.Max), len(got), n*perRun, rate, per(cpu), per(clientCPU))
 	return nil
 }

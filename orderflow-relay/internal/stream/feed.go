@@ -75,8 +75,27 @@ func StartOffsets(ctx context.Context, adm *kadm.Client) (map[string]map[int32]i
 	return ends, nil
 }
 
-// Run consumes with cl until ctx ends.
+// Batching bounds: how many notifications, and how many bytes of
+// results, one Broadcast carries.
+const (
+	maxBatch      = 64
+	maxBatchBytes = 256 << 10
+)
+
+// Run consumes with cl until ctx ends. What one poll returned is
+// broadcast together (up to maxBatch notifications a call): while a
+// broadcast runs, submissions pile up in the client, and the next one
+// sends them to each socket in one write.
 func (f *Feed) Run(ctx context.Context, cl *kgo.Client) error {
+	var batch [][]byte
+	size := 0
+	flush := func() {
+		if len(batch) > 0 {
+			f.hub.Broadcast(batch...)
+		}
+		clear(batch)
+		batch, size = batch[:0], 0
+	}
 	for {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -85,24 +104,36 @@ func (f *Feed) Run(ctx context.Context, cl *kgo.Client) error {
 		fetches.EachError(func(t string, p int32, err error) {
 			f.log.Warn("searcher feed fetch", "topic", t, "partition", p, "error", err)
 		})
-		fetches.EachRecord(f.handle)
+		fetches.EachRecord(func(r *kgo.Record) {
+			result, ok := f.result(r)
+			if !ok {
+				return
+			}
+			batch = append(batch, result)
+			if size += len(result); len(batch) == maxBatch || size >= maxBatchBytes {
+				flush()
+			}
+		})
+		flush()
 	}
 }
 
-func (f *Feed) handle(r *kgo.Record) {
+// result returns the notification result of r, or false for a record the
+// stream skips: not a submission, malformed, or a submission seen before.
+func (f *Feed) result(r *kgo.Record) ([]byte, bool) {
 	typ, _, ok := kafka.RecordType(r)
 	if !ok || (typ != topics.TypeOrderflowTx && typ != topics.TypeOrderflowOriginatorBundle) {
-		return
+		return nil, false
 	}
 	result, key, err := Result(typ, r.Value)
 	if err != nil {
 		f.log.Warn("searcher feed: bad record", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
-		return
+		return nil, false
 	}
 	if !f.seen.add(key) {
-		return // published twice (two ingress instances): streamed once
+		return nil, false // published twice (two ingress instances): streamed once
 	}
-	f.hub.Broadcast(result)
+	return result, true
 }
 
 // Result returns the notification result of a submission record's value:

@@ -6,16 +6,19 @@ package stream
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// Hub holds the open sockets. Broadcast encodes a notification once and
-// never blocks: each socket has a bounded queue that its own writer
-// goroutine drains, and a socket whose queue is full is disconnected, so a
-// slow reader never slows the others.
+// Hub holds the open sockets. Broadcast frames a notification once and
+// writes the same bytes to every socket, from as many goroutines as the
+// process has cores, without ever waiting on one: a write to a socket
+// that keeps up is a non-blocking system call; a socket the kernel will
+// not take more from gets later frames queued behind its own writer
+// goroutine, up to a bound past which it is disconnected, so a slow reader
+// never slows the others (see output).
 type Hub struct {
 	// subID is the id of the stream's subscription. Every socket of the
 	// hub shares it, so a notification is the same bytes for all of them.
@@ -69,8 +72,8 @@ func (h *Hub) list() []*socket { return *h.sockets.Load() }
 // Len is the number of open sockets.
 func (h *Hub) Len() int { return len(h.list()) }
 
-// Stats returns how many notifications were queued on sockets and how
-// many found a full queue (and closed that socket).
+// Stats returns how many notifications were written or queued on
+// sockets and how many found a full queue (and closed that socket).
 func (h *Hub) Stats() (delivered, dropped uint64) { return h.delivered.Load(), h.dropped.Load() }
 
 var (
@@ -81,47 +84,74 @@ var (
 
 // Notification returns the eth_subscription message carrying result.
 func Notification(subID string, result []byte) []byte {
-	out := make([]byte, 0, len(notePrefix)+len(subID)+len(noteMiddle)+len(result)+len(noteSuffix))
-	out = append(append(append(out, notePrefix...), subID...), noteMiddle...)
-	return append(append(out, result...), noteSuffix...)
+	return appendNotification(make([]byte, 0, noteLen(subID, result)), subID, result)
 }
 
-// TextFrame returns payload as one complete, final WebSocket text frame
-// as a server sends it (RFC 6455 section 5.2: no mask, the length in 7,
-// 16 or 64 bits).
-func TextFrame(payload []byte) []byte {
-	n := len(payload)
-	var out []byte
-	switch {
-	case n <= 125:
-		out = append(make([]byte, 0, 2+n), 0x81, byte(n))
-	case n <= 0xFFFF:
-		out = append(make([]byte, 0, 4+n), 0x81, 126, byte(n>>8), byte(n))
-	default:
-		out = append(make([]byte, 0, 10+n), 0x81, 127)
-		out = binary.BigEndian.AppendUint64(out, uint64(n))
-	}
-	return append(out, payload...)
+func noteLen(subID string, result []byte) int {
+	return len(notePrefix) + len(subID) + len(noteMiddle) + len(result) + len(noteSuffix)
 }
 
-// Broadcast queues result (the JSON array of decoded transactions of one
-// submission) on every socket. The notification is encoded and framed
-// once; every socket's writer sends the same bytes.
-func (h *Hub) Broadcast(result []byte) {
+func appendNotification(dst []byte, subID string, result []byte) []byte {
+	dst = append(append(append(dst, notePrefix...), subID...), noteMiddle...)
+	return append(append(dst, result...), noteSuffix...)
+}
+
+// Broadcast sends each of results (the JSON array of decoded
+// transactions of one submission) to every socket as its own
+// notification, in order. The notifications are framed once, into one
+// buffer that each socket gets in one write: a feed that fell behind
+// passes what piled up in one call and pays one system call per socket
+// for all of it. Broadcast returns once every socket has the bytes in its
+// kernel buffer or its queue; it never waits on the network.
+func (h *Hub) Broadcast(results ...[]byte) {
 	sockets := h.list()
-	if len(sockets) == 0 {
+	if len(sockets) == 0 || len(results) == 0 {
 		return
 	}
-	frame := TextFrame(Notification(h.subID, result))
+	size := 0
+	for _, r := range results {
+		size += maxFrameHeader + noteLen(h.subID, r)
+	}
+	buf := make([]byte, 0, size)
+	for _, r := range results {
+		buf = appendFrameHeader(buf, opText, noteLen(h.subID, r))
+		buf = appendNotification(buf, h.subID, r)
+	}
+	h.sweep(sockets, buf, len(results))
+}
+
+// sweepShare is the fewest sockets worth a goroutine of their own in a
+// sweep: below it, starting one costs more than it saves.
+const sweepShare = 64
+
+// sweep writes buf, which holds n notifications, to sockets, split into
+// one contiguous part per core (each at least sweepShare sockets). One
+// part runs here and the others in goroutines of this sweep, so both
+// cores of a two-core machine make system calls at once.
+func (h *Hub) sweep(sockets []*socket, buf []byte, n int) {
+	parts := min(runtime.GOMAXPROCS(0), (len(sockets)+sweepShare-1)/sweepShare)
+	per := (len(sockets) + parts - 1) / parts
+	var wg sync.WaitGroup
+	for i := per; i < len(sockets); i += per {
+		part := sockets[i:min(i+per, len(sockets))]
+		wg.Go(func() { h.send(part, buf, n) })
+	}
+	h.send(sockets[:per], buf, n)
+	wg.Wait()
+}
+
+func (h *Hub) send(sockets []*socket, buf []byte, n int) {
+	var ok, full uint64
 	for _, s := range sockets {
-		select {
-		case s.queue <- frame:
-			h.delivered.Add(1)
-		default:
-			h.dropped.Add(1)
-			s.overflow() // closes the socket; its goroutines remove it
+		switch s.write(buf, n) {
+		case written, queued:
+			ok++
+		case overflowed:
+			full++
 		}
 	}
+	h.delivered.Add(ok * uint64(n))
+	h.dropped.Add(full * uint64(n))
 }
 
 // keyHashes returns the distinct key hashes of the open sockets.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 
 // Config tunes the searcher WebSocket server.
 type Config struct {
-	QueueLen     int           // notifications a socket may have unsent before it is dropped (1024)
+	QueueLen     int           // messages a socket may have queued behind a slow write before it is dropped (1024)
 	PingInterval time.Duration // keepalive ping period (20s); a socket silent for 2.5 periods is closed
 	WriteTimeout time.Duration // longest one write may take (5s)
 	MaxMessage   int64         // largest client message (4 MiB)
@@ -130,16 +129,15 @@ func (s *Server) closeAll() {
 	}
 }
 
-// socket is one searcher connection. readLoop owns reads; writeLoop owns
-// every write, so gorilla's one-writer rule holds without a lock and no
-// lock is held while a write waits on the network; others reach the
-// writer through queue and replies, and end it through done.
+// socket is one searcher connection. readLoop owns reads; every write
+// goes through out (see output), from Broadcast, from readLoop (replies,
+// pongs) and from writeLoop, which sends pings, writes what queued while
+// the peer was slow, and the close frame; others end it through done.
 type socket struct {
-	srv     *Server
-	conn    *websocket.Conn
-	who     of.Identity
-	queue   chan []byte // notification frames, the same bytes for every socket
-	replies chan []byte // responses to the client's requests
+	srv  *Server
+	conn *websocket.Conn
+	who  of.Identity
+	out  output
 	// hardClose closes the network connection under the writer.
 	hardClose func()
 	done      chan struct{}
@@ -152,8 +150,9 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn, who of.Identity) *socket {
-	return &socket{srv: srv, conn: conn, who: who, queue: make(chan []byte, srv.cfg.QueueLen),
-		replies: make(chan []byte, 64), done: make(chan struct{}), hardClose: func() { _ = conn.NetConn().Close() }}
+	s := &socket{srv: srv, conn: conn, who: who, done: make(chan struct{}), hardClose: func() { _ = conn.NetConn().Close() }}
+	s.out.init(conn.NetConn())
+	return s
 }
 
 func (s *socket) overflow() {
@@ -170,7 +169,7 @@ const closeGrace = time.Second
 // A writer blocked on a peer that stopped reading (the usual reason for an
 // overflow) cannot send it, so the network connection is closed after
 // closeGrace regardless; that unblocks the writer and the reader, and the
-// socket leaves the hub.
+// socket leaves the hub. It never waits, and is called with out.mu held.
 func (s *socket) closeWith(code int, reason string) {
 	s.once.Do(func() {
 		s.closing.Lock()
@@ -186,63 +185,21 @@ func (s *socket) writeLoop() {
 	defer ping.Stop()
 	defer s.conn.Close()
 	for {
-		var err error
 		select {
-		case frame := <-s.queue:
-			err = s.writeFrames(frame)
-		case reply := <-s.replies:
-			_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-			err = s.conn.WriteMessage(websocket.TextMessage, reply)
+		case <-s.out.kick:
+			if err := s.drain(); err != nil {
+				// A write failed or timed out, maybe mid-frame: nothing
+				// more can be sent on this connection.
+				s.closeWith(websocket.CloseAbnormalClosure, "")
+				s.hardClose()
+			}
 		case <-ping.C:
-			err = s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.srv.cfg.WriteTimeout))
+			s.write(pingFrame, 1)
 		case <-s.done:
-			s.closing.Lock()
-			msg := websocket.FormatCloseMessage(s.closing.code, s.closing.reason)
-			s.closing.Unlock()
-			_ = s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeGrace))
-			return
-		}
-		if err != nil {
-			s.closeWith(websocket.CloseAbnormalClosure, "")
+			s.finish()
 			return
 		}
 	}
-}
-
-// Coalescing bounds: how many queued notifications, and how many bytes,
-// one write may carry.
-const (
-	maxCoalesce      = 64
-	maxCoalesceBytes = 256 << 10
-)
-
-// writeFrames writes first and the notifications already queued behind
-// it in one system call (writev). gorilla/websocket writes each message
-// with its own; when a broadcast outruns a socket, the notifications that
-// piled up go out together, so a busy relay makes fewer writes per
-// notification instead of falling further behind. The frames are
-// complete WebSocket frames and only this goroutine writes to the
-// connection, so they never interleave with gorilla's own frames
-// (replies, pings, close).
-func (s *socket) writeFrames(first []byte) error {
-	bufs := net.Buffers{first}
-	size := len(first)
-more:
-	for len(bufs) < maxCoalesce && size < maxCoalesceBytes {
-		select {
-		case f := <-s.queue:
-			bufs = append(bufs, f)
-			size += len(f)
-		default:
-			break more
-		}
-	}
-	nc := s.conn.NetConn()
-	if err := nc.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout)); err != nil {
-		return err
-	}
-	_, err := bufs.WriteTo(nc)
-	return err
 }
 
 func (s *socket) readLoop() {
@@ -251,16 +208,21 @@ func (s *socket) readLoop() {
 	deadline := func() { _ = s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.PingInterval * 5 / 2)) }
 	deadline()
 	s.conn.SetPongHandler(func(string) error { deadline(); return nil })
+	// Pongs and the answer to a close go through out like every frame;
+	// the deferred closeWith answers a client's close with 1000.
+	s.conn.SetPingHandler(func(data string) error {
+		s.write(appendFrame(nil, opPong, []byte(data)), 1)
+		return nil
+	})
+	s.conn.SetCloseHandler(func(int, string) error { return nil })
 	for {
 		_, msg, err := s.conn.ReadMessage()
 		if err != nil {
 			return
 		}
 		deadline()
-		reply := s.answer(msg)
-		select {
-		case s.replies <- reply:
-		case <-s.done:
+		switch s.write(TextFrame(s.answer(msg)), 1) {
+		case overflowed, closed:
 			return
 		}
 	}

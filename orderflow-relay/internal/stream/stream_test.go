@@ -202,13 +202,7 @@ func TestBurstArrivesWhole(t *testing.T) {
 
 func waitSockets(t *testing.T, h *Hub, n int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for h.Len() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sockets, want %d", h.Len(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("%d sockets in the hub", n), func() bool { return h.Len() == n })
 }
 
 func errorsAs(err error, target **websocket.CloseError) bool {
