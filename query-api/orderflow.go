@@ -198,15 +198,19 @@ type Refund struct {
 	Status       string `json:"status"`
 	PayoutTxHash string `json:"payoutTxHash,omitempty"`
 	PayoutBlock  *int64 `json:"payoutBlock"`
-	CreatedAt    int64  `json:"createdAt"`
+	// Failure says why a FAILED refund's recipient refused its payout.
+	Failure   string `json:"failure,omitempty"`
+	CreatedAt int64  `json:"createdAt"`
 }
 
 // Refunds is the data of GET /v1/<API_KEY>/refunds: liabilities not yet
-// confirmed on chain (PENDING, PAID) and confirmed payouts.
+// confirmed on chain (PENDING, PAID), confirmed payouts, and refunds whose
+// recipient refused the payout (FAILED: owed, unpaid).
 type Refunds struct {
 	Originators []string `json:"originators"`
 	Pending     []Refund `json:"pending"`
 	Confirmed   []Refund `json:"confirmed"`
+	Failed      []Refund `json:"failed"`
 }
 
 func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identity) {
@@ -216,11 +220,14 @@ func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identi
 		o.internal(w, err)
 		return
 	}
-	out := Refunds{Originators: owners, Pending: []Refund{}, Confirmed: []Refund{}}
+	out := Refunds{Originators: owners, Pending: []Refund{}, Confirmed: []Refund{}, Failed: []Refund{}}
 	for _, rf := range list {
-		if rf.Status == topics.RefundConfirmed {
+		switch rf.Status {
+		case topics.RefundConfirmed:
 			out.Confirmed = append(out.Confirmed, rf)
-		} else {
+		case topics.RefundFailed:
+			out.Failed = append(out.Failed, rf)
+		default:
 			out.Pending = append(out.Pending, rf)
 		}
 	}
@@ -229,7 +236,7 @@ func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identi
 
 func (o *Orderflow) listRefunds(r *http.Request, where string, arg any) ([]Refund, error) {
 	rows, err := o.pool.Query(r.Context(), `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei::text,
-		amount_wei::text, block_number, CASE status WHEN 'PAYING' THEN 'PENDING' ELSE status END, payout_tx_hash, payout_block, created_at
+		amount_wei::text, block_number, CASE status WHEN 'PAYING' THEN 'PENDING' ELSE status END, payout_tx_hash, payout_block, failure, created_at
 		FROM orderflow_refunds WHERE `+where+` ORDER BY created_at DESC LIMIT 500`, arg)
 	if err != nil {
 		return nil, err
@@ -238,7 +245,7 @@ func (o *Orderflow) listRefunds(r *http.Request, where string, arg any) ([]Refun
 		var rf Refund
 		var created time.Time
 		err := row.Scan(&rf.RefundID, &rf.TxHash, &rf.BundleHash, &rf.Originator, &rf.Recipient, &rf.Percent, &rf.PaymentWei,
-			&rf.AmountWei, &rf.BlockNumber, &rf.Status, &rf.PayoutTxHash, &rf.PayoutBlock, &created)
+			&rf.AmountWei, &rf.BlockNumber, &rf.Status, &rf.PayoutTxHash, &rf.PayoutBlock, &rf.Failure, &created)
 		rf.CreatedAt = created.UnixMilli()
 		return rf, err
 	})

@@ -38,12 +38,16 @@ const (
 // Refund states: a liability is PENDING until the payout is sent (PAID,
 // payoutTxHash set) and CONFIRMED once the payout is in a block. A
 // PENDING refund whose block a reorganisation orphaned is withdrawn
-// (ORPHANED, its last event): nothing is owed for it.
+// (ORPHANED, its last event): nothing is owed for it. A refund whose
+// recipient refuses the payout (it reverts, or needs more gas than a
+// payout spends) is FAILED with a reason: owed, unpaid, left to an
+// operator.
 const (
 	RefundPending   = "PENDING"
 	RefundPaid      = "PAID"
 	RefundConfirmed = "CONFIRMED"
 	RefundOrphaned  = "ORPHANED"
+	RefundFailed    = "FAILED"
 )
 
 // AccessTuple is one entry of an EIP-2930 access list.
@@ -205,5 +209,7 @@ type OrderflowRefund struct {
 	Status       string `json:"status"`
 	PayoutTxHash string `json:"payoutTxHash,omitempty"`
 	PayoutBlock  uint64 `json:"payoutBlock,omitempty"`
-	At           int64  `json:"at"` // UNIX milliseconds
+	// Reason says why a FAILED refund's recipient refused the payout.
+	Reason string `json:"reason,omitempty"`
+	At     int64  `json:"at"` // UNIX milliseconds
 }

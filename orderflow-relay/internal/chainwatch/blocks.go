@@ -92,7 +92,7 @@ func (w *Watcher) apply(ctx context.Context, tx pgx.Tx, blk *types.Block, evs *e
 	if err := w.bundles(ctx, tx, blk, hashes, evs); err != nil {
 		return err
 	}
-	return confirmPayouts(ctx, tx, n, hashes, evs)
+	return w.confirmPayouts(ctx, tx, n, hashes, evs)
 }
 
 type bundleRow struct {

@@ -135,8 +135,8 @@ func (w *Watcher) undo(ctx context.Context, tx pgx.Tx, ancestor uint64, evs *eve
 	if err := w.reportPaidOrphans(ctx, tx, ancestor); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', payout_block = NULL, updated_at = now()
-		WHERE status = 'CONFIRMED' AND payout_block > $1`, ancestor); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', payout_block = NULL, failure = '', updated_at = now()
+		WHERE status IN ('CONFIRMED', 'FAILED') AND payout_block > $1`, ancestor); err != nil {
 		return fmt.Errorf("undo payout confirmations: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM orderflow_chain_blocks WHERE chain_id = $1 AND number > $2`, w.chainID(), ancestor); err != nil {

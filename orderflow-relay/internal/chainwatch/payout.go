@@ -41,7 +41,15 @@ type payout struct {
 	percent                                           int
 	block                                             uint64
 	status, hash                                      string
+	failure                                           string // why a FAILED refund's recipient refused it
 	tx                                                *types.Transaction
+}
+
+// failedEvent is the FAILED event of a refund whose recipient refused it.
+func (p payout) failedEvent(payoutBlock uint64) topics.OrderflowRefund {
+	ev := p.event(topics.RefundFailed, payoutBlock)
+	ev.Reason = p.failure
+	return ev
 }
 
 func (p payout) event(status string, payoutBlock uint64) topics.OrderflowRefund {
@@ -59,10 +67,10 @@ func (w *Watcher) pay(ctx context.Context) error {
 	if err != nil || !ok || cur.number < w.cfg.RefundConfirmations {
 		return err
 	}
-	var signed []payout
+	var signed, refused []payout
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
-		signed, err = w.claim(ctx, tx, cur.number-w.cfg.RefundConfirmations)
+		signed, refused, err = w.claim(ctx, tx, cur.number-w.cfg.RefundConfirmations)
 		return err
 	})
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -71,6 +79,12 @@ func (w *Watcher) pay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var evs events
+	for _, p := range refused {
+		w.log.Warn("refund not paid: its recipient refuses the payout", "refund", p.id, "to", p.recipient, "reason", p.failure)
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+p.id+"-FAILED", p.txHash, p.failedEvent(0))
+	}
+	w.publish(ctx, evs)
 	for _, p := range signed {
 		w.log.Info("paying refund", "refund", p.id, "payout", p.hash, "to", p.recipient, "amount", p.amount)
 		if err := w.send(ctx, p); err != nil {
@@ -81,47 +95,97 @@ func (w *Watcher) pay(ctx context.Context) error {
 }
 
 // claim signs a payout for each PENDING refund of a block at or below
-// safe and stores it with the refund (PAYING).
-func (w *Watcher) claim(ctx context.Context, tx pgx.Tx, safe uint64) ([]payout, error) {
+// safe and stores it with the refund (PAYING). A refund whose recipient
+// refuses the payout is FAILED instead (refused); one whose gas cannot be
+// estimated now stays PENDING for the next step.
+func (w *Watcher) claim(ctx context.Context, tx pgx.Tx, safe uint64) (signed, refused []payout, err error) {
 	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number
 		FROM orderflow_refunds WHERE status = 'PENDING' AND block_number <= $1
 		ORDER BY created_at, refund_id LIMIT 32 FOR UPDATE SKIP LOCKED`, safe)
 	if err != nil {
-		return nil, fmt.Errorf("claim refunds: %w", err)
+		return nil, nil, fmt.Errorf("claim refunds: %w", err)
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payout, error) {
 		var p payout
 		return p, r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block)
 	})
 	if err != nil || len(list) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	nonce, err := w.nextNonce(ctx, tx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tip, err := w.chain.SuggestGasTipCap(ctx)
 	if err != nil {
 		tip = big.NewInt(1_000_000_000)
 	}
-	for i := range list {
-		p := &list[i]
-		if p.tx, err = w.sign(p, nonce, tip); err != nil {
-			return nil, err
+	for _, p := range list {
+		amount, ok := new(big.Int).SetString(p.amount, 10)
+		if !ok {
+			return nil, nil, fmt.Errorf("refund %s: amount %q", p.id, p.amount)
+		}
+		gas, refusal, err := w.payoutGas(ctx, p, amount)
+		if err != nil {
+			w.log.Warn("payout gas not known yet; the refund waits", "refund", p.id, "error", err)
+			continue
+		}
+		if refusal != "" {
+			p.failure = refusal
+			if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'FAILED', failure = $2, updated_at = now() WHERE refund_id = $1`,
+				p.id, refusal); err != nil {
+				return nil, nil, fmt.Errorf("record refused payout: %w", err)
+			}
+			refused = append(refused, p)
+			continue
+		}
+		if p.tx, err = w.sign(p, amount, nonce, tip, gas); err != nil {
+			return nil, nil, err
 		}
 		raw, err := p.tx.MarshalBinary()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.status, p.hash = "PAYING", lowerHash(p.tx.Hash())
 		if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAYING', payout_tx_hash = $2, payout_from = $3,
 			payout_nonce = $4, payout_raw = $5, updated_at = now() WHERE refund_id = $1`,
 			p.id, p.hash, strings.ToLower(w.payer().Hex()), int64(nonce), raw); err != nil {
-			return nil, fmt.Errorf("store payout: %w", err)
+			return nil, nil, fmt.Errorf("store payout: %w", err)
 		}
+		signed = append(signed, p)
 		nonce++
 	}
-	return list, nil
+	return signed, refused, nil
+}
+
+// maxPayoutGas bounds what one payout may spend. A plain transfer takes
+// 21,000; a contract wallet's receive (a Safe's emits an event) a few
+// thousand more. A recipient that needs more is refused rather than paid
+// with the payer's gas.
+const maxPayoutGas = 100_000
+
+// payoutGas is the gas limit of a payout of amount to p's recipient,
+// estimated by the node: 21,000 to an account without code, the estimate
+// and a fifth more (for state that changes before inclusion) to a
+// contract. refusal says why the recipient cannot be paid (its receive
+// reverts, or needs more than maxPayoutGas); err means the node could not
+// tell now.
+func (w *Watcher) payoutGas(ctx context.Context, p payout, amount *big.Int) (gas uint64, refusal string, err error) {
+	to := common.HexToAddress(p.recipient)
+	est, err := w.chain.EstimateGas(ctx, ethereum.CallMsg{From: w.payer(), To: &to, Value: amount})
+	if err != nil {
+		if strings.Contains(strings.ToLower(err.Error()), "revert") {
+			return 0, "the recipient's receive reverts: " + err.Error(), nil
+		}
+		return 0, "", fmt.Errorf("estimate payout gas of refund %s: %w", p.id, err)
+	}
+	if est > 21_000 {
+		est += est / 5
+	}
+	if est > maxPayoutGas {
+		return 0, fmt.Sprintf("the recipient needs about %d gas to receive a payout, more than the %d a payout may spend", est, maxPayoutGas), nil
+	}
+	return est, "", nil
 }
 
 // nextNonce is the payer's next nonce: the chain's pending nonce, or past
@@ -143,15 +207,11 @@ func (w *Watcher) nextNonce(ctx context.Context, tx pgx.Tx) (uint64, error) {
 	return pending, nil
 }
 
-func (w *Watcher) sign(p *payout, nonce uint64, tip *big.Int) (*types.Transaction, error) {
-	amount, ok := new(big.Int).SetString(p.amount, 10)
-	if !ok {
-		return nil, fmt.Errorf("refund %s: amount %q", p.id, p.amount)
-	}
+func (w *Watcher) sign(p payout, amount *big.Int, nonce uint64, tip *big.Int, gas uint64) (*types.Transaction, error) {
 	to := common.HexToAddress(p.recipient)
 	feeCap := new(big.Int).Add(new(big.Int).Mul(tip, big.NewInt(2)), big.NewInt(100_000_000_000))
 	tx, err := types.SignNewTx(w.cfg.PayerKey, types.LatestSignerForChainID(w.cfg.ChainID), &types.DynamicFeeTx{
-		ChainID: w.cfg.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21000, To: &to, Value: amount,
+		ChainID: w.cfg.ChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: &to, Value: amount,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sign payout of %s: %w", p.id, err)
@@ -214,7 +274,7 @@ func (w *Watcher) resend(ctx context.Context) error {
 	for _, p := range list {
 		rc, err := w.chain.TransactionReceipt(ctx, p.tx.Hash())
 		if err == nil {
-			if err := w.confirm(ctx, p, rc.BlockNumber.Uint64()); err != nil {
+			if err := w.confirm(ctx, p, rc); err != nil {
 				return err
 			}
 			continue
@@ -229,25 +289,39 @@ func (w *Watcher) resend(ctx context.Context) error {
 	return nil
 }
 
-// confirm marks a payout found by its receipt CONFIRMED.
-func (w *Watcher) confirm(ctx context.Context, p payout, block uint64) error {
-	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'CONFIRMED', payout_block = $2, updated_at = now()
-		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id, block)
+// confirm records a payout found by its receipt: CONFIRMED, or FAILED
+// when it reverted in its block.
+func (w *Watcher) confirm(ctx context.Context, p payout, rc *types.Receipt) error {
+	block := rc.BlockNumber.Uint64()
+	status, failure := outcome(rc)
+	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = $3, failure = $4, payout_block = $2, updated_at = now()
+		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id, block, status, failure)
 	if err != nil {
 		return fmt.Errorf("confirm payout: %w", err)
 	}
 	if tag.RowsAffected() > 0 {
+		ev := p.event(status, block)
+		ev.Reason = failure
 		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
-			id: "refund-" + p.id + "-CONFIRMED", key: p.txHash, payload: p.event(topics.RefundConfirmed, block)}})
+			id: "refund-" + p.id + "-" + status, key: p.txHash, payload: ev}})
 	}
 	return nil
 }
 
-// confirmPayouts marks the payouts among a block's transactions
-// CONFIRMED.
-func confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashes []string, evs *events) error {
-	rows, err := tx.Query(ctx, `UPDATE orderflow_refunds SET status = 'CONFIRMED', payout_block = $2, updated_at = now()
-		WHERE payout_tx_hash = ANY($1) AND status IN ('PAYING', 'PAID') RETURNING refund_id, tx_hash, payout_tx_hash`, hashes, n)
+// outcome is the refund status a payout's receipt gives, and the reason
+// of a failure.
+func outcome(rc *types.Receipt) (status, failure string) {
+	if rc.Status == types.ReceiptStatusFailed {
+		return topics.RefundFailed, fmt.Sprintf("the payout reverted in block %d", rc.BlockNumber.Uint64())
+	}
+	return topics.RefundConfirmed, ""
+}
+
+// confirmPayouts records the payouts among a block's transactions by
+// their receipts: CONFIRMED, or FAILED when one reverted.
+func (w *Watcher) confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashes []string, evs *events) error {
+	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, payout_tx_hash FROM orderflow_refunds
+		WHERE payout_tx_hash = ANY($1) AND status IN ('PAYING', 'PAID')`, hashes)
 	if err != nil {
 		return fmt.Errorf("confirm payouts: %w", err)
 	}
@@ -260,8 +334,17 @@ func confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashes []string, e
 		return fmt.Errorf("confirm payouts: %w", err)
 	}
 	for _, d := range list {
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+d.id+"-CONFIRMED", d.tx, topics.OrderflowRefund{
-			RefundID: d.id, TxHash: d.tx, Status: topics.RefundConfirmed, PayoutTxHash: d.payout, PayoutBlock: n, At: time.Now().UnixMilli()})
+		rc, err := w.chain.TransactionReceipt(ctx, common.HexToHash(d.payout))
+		if err != nil {
+			return fmt.Errorf("receipt of payout %s: %w", d.payout, err)
+		}
+		status, failure := outcome(rc)
+		if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = $2, failure = $3, payout_block = $4, updated_at = now()
+			WHERE refund_id = $1`, d.id, status, failure, n); err != nil {
+			return fmt.Errorf("confirm payouts: %w", err)
+		}
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+d.id+"-"+status, d.tx, topics.OrderflowRefund{
+			RefundID: d.id, TxHash: d.tx, Status: status, PayoutTxHash: d.payout, PayoutBlock: n, Reason: failure, At: time.Now().UnixMilli()})
 	}
 	return nil
 }
