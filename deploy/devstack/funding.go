@@ -73,6 +73,13 @@ func (s *Stack) startFunding(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM chain_cursors WHERE chain_id = $1`, s.cfg.Environment.ChainID); err != nil {
 		return fmt.Errorf("reset dev chain cursor: %w", err)
 	}
+	// Payouts signed for the previous chain can never be mined on this
+	// one (their nonces belong to it): the executor signs them again, and
+	// what the new contract cannot pay fails and returns the funds.
+	if _, err := s.pool.Exec(ctx, `UPDATE withdraw_requests SET raw_tx = NULL WHERE chain_id = $1 AND status IN (1, 2)`,
+		s.cfg.Environment.ChainID); err != nil {
+		return fmt.Errorf("drop payouts of the previous dev chain: %w", err)
+	}
 	w, err := ingress.DepositWatcher(ingress.DepositWatcherConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, Confirmations: s.cfg.ChainConfirmations,
 		Poll: s.cfg.ChainPoll, Instance: "s" + strconv.FormatInt(time.Now().UnixMilli(), 10),

@@ -168,6 +168,14 @@ func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
 	if _, err := first.pool.Exec(ctx, `UPDATE fee_schedules SET buy_fee_rate = 0.0042 WHERE user_class = 1`); err != nil {
 		t.Fatal(err)
 	}
+	// A withdrawal whose payout was signed for this start's dev chain.
+	if _, err := first.pool.Exec(ctx, `
+		WITH u AS (INSERT INTO users (address) VALUES ('0x00000000000000000000000000000000000000d1') RETURNING user_id),
+		     a AS (INSERT INTO accounts (user_id, type, name) SELECT user_id, 1, 'c' FROM u RETURNING account_id, user_id)
+		INSERT INTO withdraw_requests (user_id, account_id, token_id, chain_id, quantity, fee, to_address, status, tx_hash, raw_tx)
+		SELECT user_id, account_id, 1, 1337, 1, 0, '0x00000000000000000000000000000000000000d1', 2, '0xold', '\x01' FROM a`); err != nil {
+		t.Fatal(err)
+	}
 	pgPid := first.pg.Pid()
 	if err := first.stop(); err != nil {
 		t.Fatalf("clean shutdown: %v", err)
@@ -180,6 +188,11 @@ func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
 	var again int
 	if err := second.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&again); err != nil || again != applied {
 		t.Fatalf("migrations after restart: %d, want %d (%v)", again, applied, err)
+	}
+	var stale int
+	// (The executor may have signed a new payout on the new chain since.)
+	if err := second.pool.QueryRow(ctx, `SELECT count(*) FROM withdraw_requests WHERE raw_tx = '\x01'`).Scan(&stale); err != nil || stale != 0 {
+		t.Fatalf("%d payouts signed for the previous dev chain kept (%v)", stale, err)
 	}
 	r := call(t, "GET", second.Addresses().REST+"/api/v1/p/user/fees")
 	if !strings.Contains(string(r.body.Data), `"buyFeeRate":"0.0042"`) {
