@@ -113,11 +113,10 @@ func newMarketsHarness(t testing.TB, o harnessOptions) *harness {
 func (h *harness) waitReady() {
 	h.t.Helper()
 	u := h.newUser(fmt.Sprintf("0x%040x", time.Now().UnixNano()), "0")
-	for range 400 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		if a := h.do("POST", "/api/v1/wholeblock/order", u.token, "application/json", "{}"); a.status != 503 {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	h.t.Fatal("order routes still answer 503")
 }

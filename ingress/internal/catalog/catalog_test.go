@@ -238,11 +238,10 @@ func startBroker(t *testing.T) (*kgo.Client, []string) {
 
 func waitFor(t *testing.T, ok func() bool, what string) {
 	t.Helper()
-	for range 400 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		if ok() {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("never: %s", what)
 }
