@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
@@ -136,7 +136,7 @@ func TestParseRulesRefusesWhatTheMatcherRefuses(t *testing.T) {
 // then to follow records written later.
 func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 	ctx := t.Context()
-	cl, brokers := startBroker(t)
+	cl, brokers := kafkatest.Start(t)
 	layout, _ := topics.DefaultLayout(topics.Orders)
 	record := func(topic string, slot uint64, e topics.Envelope) *kgo.Record {
 		r, err := kafka.NewSlotRecord(topic, layout, slot, e)
@@ -197,7 +197,7 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 
 func TestFeedOfAnEmptyLogIsReady(t *testing.T) {
 	ctx := t.Context()
-	cl, _ := startBroker(t)
+	cl, _ := kafkatest.Start(t)
 	c := New()
 	if c.Err() == nil {
 		t.Fatal("a new catalog is ready")
@@ -214,26 +214,6 @@ func TestFeedOfAnEmptyLogIsReady(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-}
-
-// startBroker starts an embedded broker with the catalog's topics and
-// returns a client of it and its address.
-func startBroker(t *testing.T) (*kgo.Client, []string) {
-	t.Helper()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return cl, b.Addrs()
 }
 
 func waitFor(t *testing.T, ok func() bool, what string) {

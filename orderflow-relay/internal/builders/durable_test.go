@@ -34,7 +34,7 @@ func statusIs(t *testing.T, pool *pgxpool.Pool, r *kgo.Record, status string) fu
 // builder for forwarders of the group.
 func rig(t *testing.T) (*kgo.Client, []string, *pgxpool.Pool, *fakeBuilder) {
 	t.Helper()
-	producer, brokers := broker(t)
+	producer, brokers := kafkatest.Start(t)
 	return producer, brokers, pgtest.New(t, schema.Migrations()), newFakeBuilder(t)
 }
 

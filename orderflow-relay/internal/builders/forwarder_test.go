@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/topics"
 )
@@ -49,7 +50,7 @@ func TestReplacementRaceLatestWins(t *testing.T) {
 		{"versions and cancels", 30, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			producer, brokers := broker(t)
+			producer, brokers := kafkatest.Start(t)
 			methods := of.SearcherMethods{Rules: rules, Producer: producer}
 			var wg sync.WaitGroup
 			for i := range tc.versions + tc.cancel {

@@ -19,7 +19,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/jsonrpc"
@@ -62,26 +61,6 @@ func txHash(t testing.TB, raw string) string {
 		t.Fatal(err)
 	}
 	return strings.ToLower(tx.Hash().Hex())
-}
-
-// broker starts an embedded Kafka-protocol broker with the topics and
-// returns a producer on it.
-func broker(t *testing.T) (*kgo.Client, []string) {
-	t.Helper()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return cl, b.Addrs()
 }
 
 // readAll reads n records of topic from its start, in log order within

@@ -9,10 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/internal/feed"
 	"blockspace.exchange/settler/internal/ledger"
@@ -24,24 +24,6 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-func broker(t *testing.T) (*kgo.Client, []string) {
-	t.Helper()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs(), ClientID: "feed-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return cl, b.Addrs()
-}
 
 // read returns every record of account-events, by envelope id.
 func read(t *testing.T, brokers []string, want int) map[string]topics.Envelope {
@@ -105,7 +87,7 @@ func collect(t *testing.T, pool *pgxpool.Pool) *feed.Batch {
 // gone once Kafka acknowledged them.
 func TestCollectedFeedIsPublishedOnce(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
-	cl, brokers := broker(t)
+	cl, brokers := kafkatest.Start(t)
 	b := collect(t, pool)
 	if b == nil || len(b.Balances) != 1 || b.Balances[0].Version != b.Version {
 		t.Fatalf("batch %+v", b)
@@ -136,7 +118,7 @@ func TestCollectedFeedIsPublishedOnce(t *testing.T) {
 // relay with the same ids and content.
 func TestRelayPublishesWhatACrashLeft(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
-	cl, brokers := broker(t)
+	cl, brokers := kafkatest.Start(t)
 	b := collect(t, pool)
 	p := feed.NewPublisher(pool, cl, quiet, 4)
 	if n, err := p.RelayOnce(t.Context(), 10); err != nil || n != 0 {
