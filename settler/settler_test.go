@@ -148,28 +148,11 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 
 	// Fund the users directly, then reserve what their transfers move, as
 	// ingress would.
-	var funding []*kgo.Record
-	for u := range users {
-		funding = append(funding, depositRecord(t, u, u, "100"))
-	}
-	produce(t, producer, funding)
+	produce(t, producer, fundingDeposits(t, users))
 	s0, done0 := startSettler(t, ctx, b.Addrs(), pool, 0)
 	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
-	if _, err := pool.Exec(ctx, `UPDATE account_balances SET locked = $1 WHERE account_id IN (SELECT account_id FROM accounts WHERE type = 1 AND user_id IS NOT NULL)`, transfersPerUser); err != nil {
-		t.Fatal(err)
-	}
-
-	var stream []*kgo.Record
-	id := 0
-	for i := range transfersPerUser {
-		for u, a := range accs {
-			id++
-			stream = append(stream, record(t, topics.LedgerCommands, topics.UserKey(a.user), topics.TypeLedgerTransfer, fmt.Sprintf("transfer-%d", id),
-				topics.LedgerTransfer{TransferID: int64(id), UserID: a.user, FromAccountID: a.current, ToAccountID: a.preconf, TokenID: 1, Quantity: "1"}))
-			stream = append(stream, depositRecord(t, users+i*users+u, u, "0.5"))
-		}
-	}
+	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
 	// A few duplicates, as the outbox relay produces after a lost ack.
 	// Each copy is its own record: the client owns a record until its
@@ -213,23 +196,8 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := count(t, pool, `SELECT count(*) FROM postings`); n != 2*want {
-		t.Fatalf("%d postings, want %d", n, 2*want)
-	}
-	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status <> 'applied'`); n != 0 {
-		t.Fatalf("%d commands rejected", n)
-	}
-	for _, a := range accs {
-		var cur, pre string
-		if err := pool.QueryRow(ctx, `SELECT
-			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $1),
-			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $2)`, a.current, a.preconf).Scan(&cur, &pre); err != nil {
-			t.Fatal(err)
-		}
-		if cur != "70/0" || pre != fmt.Sprintf("%d/0", transfersPerUser) {
-			t.Fatalf("user %d: current %s preconf %s", a.user, cur, pre)
-		}
-	}
+	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
+	checkTransferStream(t, pool, accs, want, "70/0", fmt.Sprintf("%d/0", transfersPerUser))
 	mustAudit(t, pool)
 }
 
@@ -254,5 +222,61 @@ func TestUndecodableRecordsDoNotBlock(t *testing.T) {
 	}
 	if s.Stats().Applied != 1 {
 		t.Fatalf("stats %+v", s.Stats())
+	}
+}
+
+// fundingDeposits are deposits of 100 ETH to users 0 to n-1.
+func fundingDeposits(t *testing.T, n int) []*kgo.Record {
+	t.Helper()
+	out := make([]*kgo.Record, n)
+	for u := range n {
+		out[u] = depositRecord(t, u, u, "100")
+	}
+	return out
+}
+
+// transferStream reserves perUser ETH in each current account, as ingress
+// would, and returns perUser rounds of, for every user, a transfer of 1
+// ETH to its preconf account and a deposit of 0.5 ETH.
+func transferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, perUser int) []*kgo.Record {
+	t.Helper()
+	if _, err := pool.Exec(t.Context(), `UPDATE account_balances SET locked = $1
+		WHERE account_id IN (SELECT account_id FROM accounts WHERE type = 1 AND user_id IS NOT NULL)`, perUser); err != nil {
+		t.Fatal(err)
+	}
+	var stream []*kgo.Record
+	id := 0
+	for i := range perUser {
+		for u, a := range accs {
+			id++
+			stream = append(stream, record(t, topics.LedgerCommands, topics.UserKey(a.user), topics.TypeLedgerTransfer, fmt.Sprintf("transfer-%d", id),
+				topics.LedgerTransfer{TransferID: int64(id), UserID: a.user, FromAccountID: a.current, ToAccountID: a.preconf, TokenID: 1, Quantity: "1"}))
+			stream = append(stream, depositRecord(t, len(accs)+i*len(accs)+u, u, "0.5"))
+		}
+	}
+	return stream
+}
+
+// checkTransferStream checks that the want commands were each applied
+// once (two postings each, none refused) and that every user's current
+// and preconf accounts hold cur and pre ("quantity/locked").
+func checkTransferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, want int, cur, pre string) {
+	t.Helper()
+	if n := count(t, pool, `SELECT count(*) FROM postings`); n != 2*want {
+		t.Fatalf("%d postings, want %d", n, 2*want)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status <> 'applied'`); n != 0 {
+		t.Fatalf("%d commands rejected", n)
+	}
+	for _, a := range accs {
+		var c, p string
+		if err := pool.QueryRow(t.Context(), `SELECT
+			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $1),
+			(SELECT quantity || '/' || locked FROM account_balances WHERE account_id = $2)`, a.current, a.preconf).Scan(&c, &p); err != nil {
+			t.Fatal(err)
+		}
+		if c != cur || p != pre {
+			t.Fatalf("user %d: current %s preconf %s, want %s and %s", a.user, c, p, cur, pre)
+		}
 	}
 }

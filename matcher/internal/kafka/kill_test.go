@@ -1,41 +1,24 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
 )
 
 // matcherProcess starts the matcher binary as instance id against the
-// broker; its output goes to the test log when the test fails.
+// broker.
 func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "KAFKA_BROKERS="+brokers[0], "ADMIN_ADDR=127.0.0.1:0", "ENVIRONMENT=dev",
+	return proctest.Start(t, bin, "KAFKA_BROKERS="+brokers[0], "ADMIN_ADDR=127.0.0.1:0", "ENVIRONMENT=dev",
 		"MATCHER_INSTANCE_ID="+id, "MATCHER_STATIC_MEMBER=true", "MATCHER_MAX_BATCH=50", "MATCHER_SNAPSHOT_EVERY=400", "LOG_LEVEL=warn")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("matcher %d output:\n%s", cmd.Process.Pid, out.String())
-		}
-	})
-	return cmd
 }
 
 // TestMatcherProcessKilledUnderLoad runs the matcher binary while commands
@@ -47,10 +30,7 @@ func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec
 // for byte: no gap, no duplicate.
 func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 	ctx := testContext(t)
-	bin := filepath.Join(t.TempDir(), "matcher")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/matcher").CombinedOutput(); err != nil {
-		t.Fatalf("go build matcher: %v\n%s", err, out)
-	}
+	bin := proctest.Build(t, "../../cmd/matcher")
 	cfg := startBroker(t, ctx)
 	envs := commandStream(t, []uint64{100, 101, 117, 130}, 400)
 	want := expectedOutputs(t, envs)
@@ -76,10 +56,7 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 			t.Fatal("the first matcher committed fewer than 500 commands")
 		}
 	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+	proctest.Kill(t, first)
 	<-produced
 
 	if n := committedInputs(ctx, kadm.NewClient(adm)); n >= int64(len(envs)) {
