@@ -9,9 +9,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/common/hexutil"
+	"blockspace.exchange/platform/eip712"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 )
 
 // Session is what a wallet login answers that load commands use: the
@@ -51,22 +50,13 @@ func Login(client *http.Client, base string, key *ecdsa.PrivateKey) (Session, er
 	if err := PostForm(client, base+"/api/v1/user/login", "", url.Values{"addr": {addr}}, &ch); err != nil {
 		return Session{}, err
 	}
-	var td apitypes.TypedData
-	if err := json.Unmarshal([]byte(ch.EIP712Message), &td); err != nil {
-		return Session{}, fmt.Errorf("typed data: %w", err)
-	}
-	hash, _, err := apitypes.TypedDataAndHash(td)
+	sig, err := eip712.Sign(key, ch.EIP712Message)
 	if err != nil {
 		return Session{}, err
 	}
-	sig, err := crypto.Sign(hash, key)
-	if err != nil {
-		return Session{}, err
-	}
-	sig[64] += 27
 	var sess Session
 	err = PostForm(client, base+"/api/v1/user/login/verify", "",
-		url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {hexutil.Encode(sig)}}, &sess)
+		url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {sig}}, &sess)
 	return sess, err
 }
 

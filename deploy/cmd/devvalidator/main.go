@@ -22,9 +22,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/eip712"
 	"blockspace.exchange/platform/environment"
 )
 
@@ -89,25 +89,16 @@ func login(base string, key *ecdsa.PrivateKey, addr string) (string, error) {
 	if err := postForm(base+"/api/v1/user/login", url.Values{"addr": {addr}}, &ch); err != nil {
 		return "", err
 	}
-	var td apitypes.TypedData
-	if err := json.Unmarshal([]byte(ch.EIP712Message), &td); err != nil {
-		return "", fmt.Errorf("login challenge: %w", err)
-	}
-	hash, _, err := apitypes.TypedDataAndHash(td)
+	sig, err := eip712.Sign(key, ch.EIP712Message)
 	if err != nil {
 		return "", fmt.Errorf("login challenge: %w", err)
 	}
-	sig, err := crypto.Sign(hash, key)
-	if err != nil {
-		return "", err
-	}
-	sig[64] += 27
 	var s struct {
 		AccessToken struct {
 			Token string `json:"token"`
 		} `json:"accessToken"`
 	}
-	err = postForm(base+"/api/v1/user/login/verify", url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {hexutil.Encode(sig)}}, &s)
+	err = postForm(base+"/api/v1/user/login/verify", url.Values{"addr": {addr}, "nonceHash": {ch.NonceHash}, "signature": {sig}}, &s)
 	return s.AccessToken.Token, err
 }
 
