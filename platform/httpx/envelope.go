@@ -50,6 +50,13 @@ func Fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// Partial records err, which a handler worked around while it still
+// answers success (part of a request done, the rest answered as not
+// processed): the request is logged at warn with err.
+func Partial(c *gin.Context, err error) {
+	_ = c.Error(err)
+}
+
 // writeError renders an application error with the headers its status
 // requires by the interface.
 func writeError(c *gin.Context, e *Error) {

@@ -49,6 +49,10 @@ func newTestEngine(t *testing.T, logs io.Writer, mutate func(*Config)) *gin.Engi
 	e.GET("/unavailable", func(c *gin.Context) { Fail(c, fmt.Errorf("publish: %w", ErrUnavailable)) })
 	e.GET("/boom", func(c *gin.Context) { Fail(c, errors.New("secret internal detail")) })
 	e.GET("/panic", func(c *gin.Context) { panic("secret panic detail") })
+	e.GET("/partial", func(c *gin.Context) {
+		Partial(c, errors.New("item 2 not processed: connection reset"))
+		OK(c, map[string]any{})
+	})
 	e.POST("/api/v1/wholeblock/order", RequireJSON(), func(c *gin.Context) {
 		var v map[string]any
 		if err := DecodeJSON(c, &v); err != nil {
@@ -318,4 +322,23 @@ func FuzzDecodeJSONBytes(f *testing.F) {
 			t.Fatalf("decode error is not a 400 validation error: %#v", err)
 		}
 	})
+}
+
+// A success that recorded an error (Partial) answers 200 and logs the
+// request at warn with the error, where a plain success logs at debug.
+func TestPartialSuccessLogsItsError(t *testing.T) {
+	var logs bytes.Buffer
+	e := newTestEngine(t, &logs, nil)
+	if a := do(e, "GET", "/partial", "", ""); a.status != 200 || a.body["success"] != true {
+		t.Fatalf("partial: %d %v", a.status, a.body)
+	}
+	var line struct {
+		Level, Error string
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(logs.Bytes()), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	if line.Level != "WARN" || !strings.Contains(line.Error, "connection reset") {
+		t.Fatalf("logged %+v, want WARN with the error", line)
+	}
 }

@@ -12,7 +12,8 @@ import (
 // observe logs one structured line per request and records its latency.
 // Successful requests log at debug level so that access logs at high
 // request rates are opt-in; failures log at info (4xx), warn (503, 429)
-// and error (500, with the cause).
+// and error (500, with the cause), and so does a successful answer that
+// recorded an error (Partial) at warn, with the error.
 func observe(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -32,6 +33,8 @@ func observe(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 			level = slog.LevelWarn
 		case status >= 400:
 			level = slog.LevelInfo
+		case len(c.Errors) > 0:
+			level = slog.LevelWarn
 		}
 		if !log.Enabled(c, level) {
 			return

@@ -104,7 +104,7 @@ func (s *Service) withdraw(c *gin.Context) {
 			// Items accepted so far are stored and reserved: the answer
 			// must list them, or a retry would withdraw them twice. The
 			// rest were not processed and may be sent again.
-			_ = c.Error(err)
+			httpx.Partial(c, err)
 			for _, rest := range items[i:] {
 				failed = append(failed, notProcessed(rest))
 			}
