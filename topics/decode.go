@@ -13,8 +13,18 @@ import (
 // name and right JSON type, no field may repeat, and nothing may follow the
 // object. Unknown fields are ignored so that a later envelope field does not
 // break older readers. Data is returned compacted, so decoding the encoding
-// of a decoded envelope gives the same envelope.
+// of a decoded envelope gives the same envelope. Data may share b's array
+// (the common compact envelope is read in place), so b must not be written
+// while the envelope is in use.
 func Decode(b []byte) (Envelope, error) {
+	if e, ok := decodeCompact(b); ok {
+		return e, nil
+	}
+	return decodeStrict(b)
+}
+
+// decodeStrict is Decode through encoding/json, for any input.
+func decodeStrict(b []byte) (Envelope, error) {
 	fields, err := objectFields(b)
 	if err != nil {
 		return Envelope{}, fmt.Errorf("decode envelope: %w: %w", ErrInvalidEnvelope, err)

@@ -12,15 +12,7 @@ import (
 // and whatever it accepts must encode and decode back to the same envelope,
 // so a record re-published by any service keeps its meaning.
 func FuzzDecodeEnvelope(f *testing.F) {
-	goldens, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range goldens {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range goldenEnvelopes(f) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"type":"a.b","version":1,"id":"x","time":0,"data":{"k":[1,2,{"z":null}]}}`))
@@ -47,4 +39,50 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			t.Fatalf("encoding is not stable: %s vs %s (%v)", enc, again, err)
 		}
 	})
+}
+
+// FuzzDecodeCompact holds the compact reader to the strict one: whatever
+// decodeCompact reads, decodeStrict reads to the same envelope.
+func FuzzDecodeCompact(f *testing.F) {
+	for _, b := range goldenEnvelopes(f) {
+		f.Add(b)
+		if e, err := Decode(b); err == nil {
+			if enc, err := Encode(e); err == nil {
+				f.Add(enc)
+			}
+		}
+	}
+	for _, s := range compactCases {
+		f.Add([]byte(s.in))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := decodeCompact(b)
+		if !ok {
+			return
+		}
+		strict, err := decodeStrict(b)
+		if err != nil {
+			t.Fatalf("compact read %q, strict refused it: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, strict) {
+			t.Fatalf("the readers disagree on %q\ncompact %+v\nstrict  %+v", b, fast, strict)
+		}
+	})
+}
+
+// goldenEnvelopes returns the files of testdata, the fuzz tests' seeds.
+func goldenEnvelopes(f *testing.F) [][]byte {
+	names, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var out [][]byte
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // benchRecords is the number of command records of one measured run.
-const benchRecords = 40_000
+const benchRecords = 160_000
 
 // BenchmarkEndToEnd measures, in one run on one embedded broker, the same
 // order commands (16 slots on 16 partitions; limit orders of a seller and a
@@ -35,6 +36,7 @@ const benchRecords = 40_000
 // a figure.
 func BenchmarkEndToEnd(b *testing.B) {
 	var rawSecs, matcherSecs float64
+	var rawCPU, matcherCPU time.Duration
 	var outputs int64
 	for range b.N {
 		b.StopTimer()
@@ -47,9 +49,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 		envs := commandStream(b, slots, benchRecords/len(slots))
 		b.StartTimer()
 
-		rawSecs += measureRaw(b, ctx, cfg, envs).Seconds()
-		d, n := measureMatcher(b, ctx, cfg, envs)
-		matcherSecs += d.Seconds()
+		raw := measureRaw(b, ctx, cfg, envs)
+		m, n := measureMatcher(b, ctx, cfg, envs)
+		rawSecs += raw.wall.Seconds()
+		matcherSecs += m.wall.Seconds()
+		rawCPU += raw.cpu
+		matcherCPU += m.cpu
 		outputs += n
 		cancel()
 	}
@@ -60,7 +65,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 	b.ReportMetric(matcher, "matcher-records/s")
 	b.ReportMetric(matcher/raw, "matcher/raw")
 	b.ReportMetric(float64(outputs)/n/records, "outputs/record")
-	b.Logf("raw produce+consume %.0f records/s; matcher end to end %.0f records/s; ratio %.2f", raw, matcher, matcher/raw)
+	rawCPUPer := float64(rawCPU.Nanoseconds()) / 1e3 / n / records
+	matcherCPUPer := float64(matcherCPU.Nanoseconds()) / 1e3 / n / records
+	b.ReportMetric(rawCPUPer, "raw-cpu-µs/record")
+	b.ReportMetric(matcherCPUPer, "matcher-cpu-µs/record")
+	b.Logf("raw produce+consume %.0f records/s (%.2f µs of CPU a record); matcher end to end %.0f records/s (%.2f µs); ratio %.2f",
+		raw, rawCPUPer, matcher, matcherCPUPer, matcher/raw)
 }
 
 // benchRecordsOf is the exact record count of the stream built above.
@@ -69,7 +79,19 @@ func benchRecordsOf(b *testing.B) int {
 	return len(commandStream(b, slots, benchRecords/len(slots)))
 }
 
-func measureRaw(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) time.Duration {
+// measured is one path's wall time and the CPU time the process (clients,
+// broker and matcher alike) spent meanwhile.
+type measured struct{ wall, cpu time.Duration }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func measureRaw(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) measured {
 	b.Helper()
 	const scratch = "bench-raw"
 	cl, err := pkafka.NewClient(cfg)
@@ -89,7 +111,7 @@ func measureRaw(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []top
 		b.Fatal(err)
 	}
 	defer consumer.Close()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
 	}
@@ -100,10 +122,10 @@ func measureRaw(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []top
 		}
 		got += fetches.NumRecords()
 	}
-	return time.Since(start)
+	return measured{time.Since(start), processCPU() - cpu}
 }
 
-func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) (time.Duration, int64) {
+func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) (measured, int64) {
 	b.Helper()
 	l, err := New(Config{Kafka: cfg, TransactionalID: fmt.Sprintf("matcher-bench-%d", time.Now().UnixNano()), Logger: discardLogger()})
 	if err != nil {
@@ -127,7 +149,7 @@ func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs [
 		case <-time.After(time.Millisecond):
 		}
 	}
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		b.Fatal(err)
 	}
@@ -140,10 +162,10 @@ func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs [
 		case <-time.After(100 * time.Microsecond):
 		}
 	}
-	d := time.Since(start)
+	m := measured{time.Since(start), processCPU() - cpu}
 	stop()
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	return d, l.Stats().Outputs.Load()
+	return m, l.Stats().Outputs.Load()
 }
