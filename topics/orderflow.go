@@ -9,9 +9,13 @@ package topics
 // transaction are 0x hex quantities as in Ethereum JSON-RPC; wei amounts
 // outside it are decimal strings. Envelope ids: "tx-<hash>" for
 // orderflow.tx (a transaction is published once), "obundle-<bundleHash>",
-// "sbundle-<submissionId>", "txs-<hash>-<status>", "bs-<bundleHash>-<status>"
-// and "refund-<refundId>-<status>", so a replayed or duplicated event has
-// the id of the first.
+// "sbundle-<submissionId>", "bs-<bundleHash>-<status>" for what the
+// forwarder decides, so a replayed or duplicated event has the id of the
+// first. Events the chain decides name the block they were learned from,
+// so the same status reached again after a reorganisation is a new event:
+// "txs-<hash>-<status>-<block>-<hash8>", "bs-<bundleHash>-<status>-<block>-<hash8>"
+// and "rf-<txHash>-<bundleHash8>-<status>-<block>-<hash8>" (hash8: the
+// first four bytes of a hash, in hex).
 const OrderflowVersion = 1
 
 // Transaction lifecycle states (decisions.md "Private orderflow").

@@ -86,13 +86,13 @@ func (w *Watcher) apply(ctx context.Context, tx pgx.Tx, blk *types.Block, evs *e
 	}
 	now := time.Now().UnixMilli()
 	for _, h := range included {
-		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowTxStatus, "txs-"+h+"-INCLUDED", h,
+		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowTxStatus, eventID("txs", h, topics.TxIncluded, n, blockHash), h,
 			topics.OrderflowTxStatus{Hash: h, Status: topics.TxIncluded, BlockNumber: n, BlockHash: blockHash, At: now})
 	}
 	if err := w.bundles(ctx, tx, blk, hashes, evs); err != nil {
 		return err
 	}
-	return w.confirmPayouts(ctx, tx, n, hashes, evs)
+	return w.confirmPayouts(ctx, tx, n, blockHash, hashes, evs)
 }
 
 type bundleRow struct {
@@ -131,7 +131,7 @@ func (w *Watcher) bundles(ctx context.Context, tx pgx.Tx, blk *types.Block, hash
 		if tag.RowsAffected() == 0 {
 			continue
 		}
-		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus, "bs-"+b.hash+"-INCLUDED", b.hash,
+		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus, eventID("bs", b.hash, topics.BundleIncluded, blk.NumberU64(), lowerHash(blk.Hash())), b.hash,
 			topics.OrderflowBundleStatus{BundleHash: b.hash, Status: topics.BundleIncluded, BlockNumber: blk.NumberU64(), At: time.Now().UnixMilli()})
 		if b.backrunOf != "" {
 			if err := w.refund(ctx, tx, blk, b, evs); err != nil {
@@ -212,7 +212,7 @@ func (w *Watcher) refund(ctx context.Context, tx pgx.Tx, blk *types.Block, b bun
 		return fmt.Errorf("record refund: %w", err)
 	}
 	if tag.RowsAffected() > 0 {
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+r.RefundID+"-PENDING", r.TxHash, r)
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, eventID("rf", refundSubject(r.TxHash, r.BundleHash), topics.RefundPending, r.BlockNumber, lowerHash(blk.Hash())), r.TxHash, r)
 	}
 	return nil
 }

@@ -106,23 +106,21 @@ func (w *Watcher) rewind(ctx context.Context, tx pgx.Tx, cur cursor, evs *events
 // payout is already signed cannot be withdrawn: it is logged as an error
 // (the reorganisation was deeper than RefundConfirmations).
 func (w *Watcher) undo(ctx context.Context, tx pgx.Tx, ancestor uint64, evs *events) error {
-	if _, err := tx.Exec(ctx, `UPDATE orderflow_txs SET status = 'PENDING', block_number = NULL, block_hash = NULL, updated_at = now()
-		WHERE block_number > $1 AND status = 'INCLUDED'`, ancestor); err != nil {
-		return fmt.Errorf("undo inclusions: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE orderflow_bundles SET block_number = NULL, updated_at = now(),
-		status = CASE WHEN cardinality(builders) > 0 THEN 'FORWARDED' ELSE 'RECEIVED' END
-		WHERE block_number > $1 AND status = 'INCLUDED'`, ancestor); err != nil {
-		return fmt.Errorf("undo bundle inclusions: %w", err)
+	if err := w.undoInclusions(ctx, tx, ancestor, evs); err != nil {
+		return err
 	}
 	rows, err := tx.Query(ctx, `DELETE FROM orderflow_refunds WHERE block_number > $1 AND status = 'PENDING'
-		RETURNING refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei::text, amount_wei::text, block_number`, ancestor)
+		RETURNING refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei::text, amount_wei::text, block_number, block_hash`, ancestor)
 	if err != nil {
 		return fmt.Errorf("withdraw refunds: %w", err)
 	}
-	withdrawn, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (topics.OrderflowRefund, error) {
-		var rf topics.OrderflowRefund
-		return rf, r.Scan(&rf.RefundID, &rf.TxHash, &rf.BundleHash, &rf.Originator, &rf.Recipient, &rf.Percent, &rf.PaymentWei, &rf.AmountWei, &rf.BlockNumber)
+	type withdrawal struct {
+		topics.OrderflowRefund
+		blockHash string
+	}
+	withdrawn, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (withdrawal, error) {
+		var rf withdrawal
+		return rf, r.Scan(&rf.RefundID, &rf.TxHash, &rf.BundleHash, &rf.Originator, &rf.Recipient, &rf.Percent, &rf.PaymentWei, &rf.AmountWei, &rf.BlockNumber, &rf.blockHash)
 	})
 	if err != nil {
 		return fmt.Errorf("withdraw refunds: %w", err)
@@ -130,14 +128,14 @@ func (w *Watcher) undo(ctx context.Context, tx pgx.Tx, ancestor uint64, evs *eve
 	for _, rf := range withdrawn {
 		rf.Status, rf.At = topics.RefundOrphaned, time.Now().UnixMilli()
 		w.log.Info("refund withdrawn: its block was orphaned", "refund", rf.RefundID, "block", rf.BlockNumber)
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+rf.RefundID+"-ORPHANED", rf.TxHash, rf)
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund,
+			eventID("rf", refundSubject(rf.TxHash, rf.BundleHash), topics.RefundOrphaned, rf.BlockNumber, rf.blockHash), rf.TxHash, rf.OrderflowRefund)
 	}
 	if err := w.reportPaidOrphans(ctx, tx, ancestor); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', payout_block = NULL, failure = '', updated_at = now()
-		WHERE status IN ('CONFIRMED', 'FAILED') AND payout_block > $1`, ancestor); err != nil {
-		return fmt.Errorf("undo payout confirmations: %w", err)
+	if err := w.undoPayouts(ctx, tx, ancestor, evs); err != nil {
+		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM orderflow_chain_blocks WHERE chain_id = $1 AND number > $2`, w.chainID(), ancestor); err != nil {
 		return fmt.Errorf("rewind chain cursor: %w", err)
@@ -176,3 +174,74 @@ func Forget(ctx context.Context, pool *pgxpool.Pool, chainID *big.Int) error {
 		return nil
 	})
 }
+
+// undoInclusions returns the transactions and bundles included above
+// ancestor to open (a transaction PENDING, a bundle FORWARDED or RECEIVED),
+// each with an event whose reason is "reorg".
+func (w *Watcher) undoInclusions(ctx context.Context, tx pgx.Tx, ancestor uint64, evs *events) error {
+	rows, err := tx.Query(ctx, `UPDATE orderflow_txs t SET status = 'PENDING', block_number = NULL, block_hash = NULL, updated_at = now()
+		FROM (SELECT hash, block_number, block_hash FROM orderflow_txs WHERE block_number > $1 AND status = 'INCLUDED' FOR UPDATE) old
+		WHERE t.hash = old.hash
+		RETURNING old.hash, old.block_number, coalesce(old.block_hash, '')`, ancestor)
+	if err != nil {
+		return fmt.Errorf("undo inclusions: %w", err)
+	}
+	now := time.Now().UnixMilli()
+	var h, blockHash string
+	var n uint64
+	if _, err := pgx.ForEachRow(rows, []any{&h, &n, &blockHash}, func() error {
+		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowTxStatus, eventID("txs", h, topics.TxPending, n, blockHash), h,
+			topics.OrderflowTxStatus{Hash: h, Status: topics.TxPending, Reason: reasonReorg, At: now})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("undo inclusions: %w", err)
+	}
+	rows, err = tx.Query(ctx, `UPDATE orderflow_bundles b SET block_number = NULL, updated_at = now(),
+		    status = CASE WHEN cardinality(b.builders) > 0 THEN 'FORWARDED' ELSE 'RECEIVED' END
+		FROM (SELECT o.bundle_hash, o.block_number, coalesce(c.hash, '') AS block_hash
+		      FROM orderflow_bundles o LEFT JOIN orderflow_chain_blocks c ON c.chain_id = $2 AND c.number = o.block_number
+		      WHERE o.block_number > $1 AND o.status = 'INCLUDED' FOR UPDATE OF o) old
+		WHERE b.bundle_hash = old.bundle_hash
+		RETURNING old.bundle_hash, b.status, old.block_number, old.block_hash`, ancestor, w.chainID())
+	if err != nil {
+		return fmt.Errorf("undo bundle inclusions: %w", err)
+	}
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&h, &status, &n, &blockHash}, func() error {
+		evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus, eventID("bs", h, status, n, blockHash), h,
+			topics.OrderflowBundleStatus{BundleHash: h, Status: status, Reason: reasonReorg, At: now})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("undo bundle inclusions: %w", err)
+	}
+	return nil
+}
+
+// undoPayouts returns the payouts confirmed (or failed) in blocks above
+// ancestor to PAID: they are sent again until a canonical block has them.
+func (w *Watcher) undoPayouts(ctx context.Context, tx pgx.Tx, ancestor uint64, evs *events) error {
+	rows, err := tx.Query(ctx, `UPDATE orderflow_refunds r SET status = 'PAID', payout_block = NULL, failure = '', updated_at = now()
+		FROM (SELECT o.refund_id, o.payout_block, coalesce(c.hash, '') AS block_hash
+		      FROM orderflow_refunds o LEFT JOIN orderflow_chain_blocks c ON c.chain_id = $2 AND c.number = o.payout_block
+		      WHERE o.status IN ('CONFIRMED', 'FAILED') AND o.payout_block > $1 FOR UPDATE OF o) old
+		WHERE r.refund_id = old.refund_id
+		RETURNING r.refund_id, r.tx_hash, r.bundle_hash, r.payout_tx_hash, old.payout_block, old.block_hash`, ancestor, w.chainID())
+	if err != nil {
+		return fmt.Errorf("undo payout confirmations: %w", err)
+	}
+	now := time.Now().UnixMilli()
+	var id, txHash, bundle, payout, blockHash string
+	var n uint64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &txHash, &bundle, &payout, &n, &blockHash}, func() error {
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, eventID("rf", refundSubject(txHash, bundle), topics.RefundPaid, n, blockHash), txHash,
+			topics.OrderflowRefund{RefundID: id, TxHash: txHash, BundleHash: bundle, Status: topics.RefundPaid, PayoutTxHash: payout, Reason: reasonReorg, At: now})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("undo payout confirmations: %w", err)
+	}
+	return nil
+}
+
+// reasonReorg is the reason of the events that take back what an
+// orphaned block changed.
+const reasonReorg = "reorg"

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"blockspace.exchange/orderflow-relay/internal/chainwatch"
+	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/topics"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
@@ -75,18 +78,7 @@ func (e *env) replace(t *testing.T, tx *types.Transaction) {
 func TestReorgBeforeConfirmationsPaysNothing(t *testing.T) {
 	e := setup(t)
 	w := e.watcher(e.client(), 2)
-	step(t, w)
-	parent := e.sim.Commit()
-	step(t, w)
-	origin, search := e.backrun(t)
-	orphan := strings.ToLower(e.sim.Commit().Hex())
-	step(t, w)
-	if got := e.refunds(t); len(got) != 1 || got[0].Status != "PENDING" || got[0].BlockHash != orphan {
-		t.Fatalf("refund before the reorganisation: %+v", got)
-	}
-	if err := e.sim.Fork(parent); err != nil {
-		t.Fatal(err)
-	}
+	origin, search, orphan := e.orphanedBackrun(t, w)
 	e.replace(t, search)
 	e.mine(t, w, 5)
 	if got := e.refunds(t); len(got) != 0 {
@@ -111,10 +103,12 @@ func TestReorgBeforeConfirmationsPaysNothing(t *testing.T) {
 // TestReorgOfThePayoutBlock orphans the block that confirmed a payout and
 // the one before it: the refund's own block stays canonical, so the
 // refund stands, its payout is PAID again and then CONFIRMED in the new
-// branch, one block lower than before; the recipient is paid once.
+// branch, one block lower than before; the recipient is paid once. The
+// refund's events say so, each confirmation with an id of its own.
 func TestReorgOfThePayoutBlock(t *testing.T) {
 	e := setup(t)
-	w := e.watcher(e.client(), 1)
+	cl, _ := kafkatest.Start(t)
+	w := e.watcherTo(e.client(), 1, cl)
 	step(t, w)
 	_, search := e.backrun(t)
 	fork := e.sim.Commit() // the backrun's block
@@ -144,4 +138,32 @@ func TestReorgOfThePayoutBlock(t *testing.T) {
 	if n, b := e.payouts(t), e.balance(t, e.recipient); n != 1 || b.Cmp(owed) != 0 {
 		t.Fatalf("payer sent %d transactions, recipient got %s, owed %s", n, b, owed)
 	}
+	evs := readEvents(t, cl, topics.OrderflowRefunds)[got[0].TxHash()]
+	if d := strings.Join(describe(evs), ", "); d != "PENDING, PAID, CONFIRMED, PAID reorg, CONFIRMED" {
+		t.Fatalf("refund events %s", d)
+	}
+	if evs[2].id == evs[4].id || evs[1].id == evs[3].id {
+		t.Fatalf("events repeat an id: %+v", evs)
+	}
+}
+
+// orphanedBackrun includes a backrun in a block, checks its refund is
+// owed, and forks the chain at the block before: the next Commit starts
+// the new branch at the same height. It returns the originator
+// transaction, the searcher's and the orphaned block's hash.
+func (e *env) orphanedBackrun(t *testing.T, w *chainwatch.Watcher) (origin string, search *types.Transaction, orphan string) {
+	t.Helper()
+	step(t, w)
+	parent := e.sim.Commit()
+	step(t, w)
+	origin, search = e.backrun(t)
+	orphan = strings.ToLower(e.sim.Commit().Hex())
+	step(t, w)
+	if got := e.refunds(t); len(got) != 1 || got[0].Status != "PENDING" || got[0].BlockHash != orphan {
+		t.Fatalf("refund before the reorganisation: %+v", got)
+	}
+	if err := e.sim.Fork(parent); err != nil {
+		t.Fatal(err)
+	}
+	return origin, search, orphan
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/orderflow-relay/internal/chainwatch"
+	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 )
@@ -51,8 +53,17 @@ func setup(t *testing.T) *env {
 }
 
 func (e *env) watcher(chain chainwatch.Chain, confirmations uint64) *chainwatch.Watcher {
+	return e.watcherTo(chain, confirmations, nil)
+}
+
+// watcherTo is a watcher that publishes its events with producer.
+func (e *env) watcherTo(chain chainwatch.Chain, confirmations uint64, producer *kgo.Client) *chainwatch.Watcher {
+	var p of.Producer
+	if producer != nil {
+		p = producer
+	}
 	return chainwatch.New(chainwatch.Config{ChainID: chainID, PayerKey: e.payer, RefundConfirmations: confirmations, Resend: time.Millisecond},
-		chain, e.pool, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		chain, e.pool, p, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 func (e *env) client() simulated.Client { return e.sim.Client() }
@@ -126,6 +137,13 @@ type refundRow struct {
 	ID, Status, Amount, BlockHash, Payout string
 	Block                                 int64
 	PayoutBlock                           *int64
+}
+
+// TxHash is the originator transaction of the refund, the key of its
+// events: the part of the id after the bundle hash.
+func (r refundRow) TxHash() string {
+	_, tx, _ := strings.Cut(r.ID, ":")
+	return tx
 }
 
 func (e *env) refunds(t *testing.T) []refundRow {

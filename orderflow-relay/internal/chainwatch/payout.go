@@ -40,6 +40,7 @@ type payout struct {
 	id, txHash, bundle, originator, recipient, amount string
 	percent                                           int
 	block                                             uint64
+	blockHash                                         string // of the block the refund was learned from
 	status, hash                                      string
 	failure                                           string // why a FAILED refund's recipient refused it
 	tx                                                *types.Transaction
@@ -50,6 +51,11 @@ func (p payout) failedEvent(payoutBlock uint64) topics.OrderflowRefund {
 	ev := p.event(topics.RefundFailed, payoutBlock)
 	ev.Reason = p.failure
 	return ev
+}
+
+// eventID is the id of the refund's event of status, learned from block.
+func (p payout) eventID(status string, block uint64, blockHash string) string {
+	return eventID("rf", refundSubject(p.txHash, p.bundle), status, block, blockHash)
 }
 
 func (p payout) event(status string, payoutBlock uint64) topics.OrderflowRefund {
@@ -82,7 +88,7 @@ func (w *Watcher) pay(ctx context.Context) error {
 	var evs events
 	for _, p := range refused {
 		w.log.Warn("refund not paid: its recipient refuses the payout", "refund", p.id, "to", p.recipient, "reason", p.failure)
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+p.id+"-FAILED", p.txHash, p.failedEvent(0))
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, p.eventID(topics.RefundFailed, p.block, p.blockHash), p.txHash, p.failedEvent(0))
 	}
 	w.publish(ctx, evs)
 	for _, p := range signed {
@@ -99,7 +105,7 @@ func (w *Watcher) pay(ctx context.Context) error {
 // refuses the payout is FAILED instead (refused); one whose gas cannot be
 // estimated now stays PENDING for the next step.
 func (w *Watcher) claim(ctx context.Context, tx pgx.Tx, safe uint64) (signed, refused []payout, err error) {
-	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number
+	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number, block_hash
 		FROM orderflow_refunds WHERE status = 'PENDING' AND block_number <= $1
 		ORDER BY created_at, refund_id LIMIT 32 FOR UPDATE SKIP LOCKED`, safe)
 	if err != nil {
@@ -107,7 +113,7 @@ func (w *Watcher) claim(ctx context.Context, tx pgx.Tx, safe uint64) (signed, re
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payout, error) {
 		var p payout
-		return p, r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block)
+		return p, r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block, &p.blockHash)
 	})
 	if err != nil || len(list) == 0 {
 		return nil, nil, err
@@ -236,7 +242,7 @@ func (w *Watcher) send(ctx context.Context, p payout) error {
 	}
 	if tag.RowsAffected() > 0 && p.status == "PAYING" {
 		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
-			id: "refund-" + p.id + "-PAID", key: p.txHash, payload: p.event(topics.RefundPaid, 0)}})
+			id: p.eventID(topics.RefundPaid, p.block, p.blockHash), key: p.txHash, payload: p.event(topics.RefundPaid, 0)}})
 	}
 	return nil
 }
@@ -252,7 +258,7 @@ func alreadyKnown(err error) bool {
 // tried again at the next step.
 func (w *Watcher) resend(ctx context.Context) error {
 	rows, err := w.pool.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, amount_wei::text, percent, block_number,
-		status, payout_tx_hash, payout_raw FROM orderflow_refunds
+		block_hash, status, payout_tx_hash, payout_raw FROM orderflow_refunds
 		WHERE status IN ('PAYING', 'PAID') AND payout_raw IS NOT NULL AND updated_at < $1
 		ORDER BY payout_from, payout_nonce LIMIT 64`, time.Now().Add(-w.cfg.Resend))
 	if err != nil {
@@ -262,7 +268,7 @@ func (w *Watcher) resend(ctx context.Context) error {
 		var p payout
 		var raw []byte
 		if err := r.Scan(&p.id, &p.txHash, &p.bundle, &p.originator, &p.recipient, &p.amount, &p.percent, &p.block,
-			&p.status, &p.hash, &raw); err != nil {
+			&p.blockHash, &p.status, &p.hash, &raw); err != nil {
 			return p, err
 		}
 		p.tx = new(types.Transaction)
@@ -303,7 +309,7 @@ func (w *Watcher) confirm(ctx context.Context, p payout, rc *types.Receipt) erro
 		ev := p.event(status, block)
 		ev.Reason = failure
 		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
-			id: "refund-" + p.id + "-" + status, key: p.txHash, payload: ev}})
+			id: p.eventID(status, block, lowerHash(rc.BlockHash)), key: p.txHash, payload: ev}})
 	}
 	return nil
 }
@@ -319,16 +325,16 @@ func outcome(rc *types.Receipt) (status, failure string) {
 
 // confirmPayouts records the payouts among a block's transactions by
 // their receipts: CONFIRMED, or FAILED when one reverted.
-func (w *Watcher) confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashes []string, evs *events) error {
-	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, payout_tx_hash FROM orderflow_refunds
+func (w *Watcher) confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, blockHash string, hashes []string, evs *events) error {
+	rows, err := tx.Query(ctx, `SELECT refund_id, tx_hash, bundle_hash, payout_tx_hash FROM orderflow_refunds
 		WHERE payout_tx_hash = ANY($1) AND status IN ('PAYING', 'PAID')`, hashes)
 	if err != nil {
 		return fmt.Errorf("confirm payouts: %w", err)
 	}
-	type done struct{ id, tx, payout string }
+	type done struct{ id, tx, bundle, payout string }
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (done, error) {
 		var d done
-		return d, r.Scan(&d.id, &d.tx, &d.payout)
+		return d, r.Scan(&d.id, &d.tx, &d.bundle, &d.payout)
 	})
 	if err != nil {
 		return fmt.Errorf("confirm payouts: %w", err)
@@ -343,8 +349,8 @@ func (w *Watcher) confirmPayouts(ctx context.Context, tx pgx.Tx, n uint64, hashe
 			WHERE refund_id = $1`, d.id, status, failure, n); err != nil {
 			return fmt.Errorf("confirm payouts: %w", err)
 		}
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, "refund-"+d.id+"-"+status, d.tx, topics.OrderflowRefund{
-			RefundID: d.id, TxHash: d.tx, Status: status, PayoutTxHash: d.payout, PayoutBlock: n, Reason: failure, At: time.Now().UnixMilli()})
+		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, eventID("rf", refundSubject(d.tx, d.bundle), status, n, blockHash), d.tx, topics.OrderflowRefund{
+			RefundID: d.id, TxHash: d.tx, BundleHash: d.bundle, Status: status, PayoutTxHash: d.payout, PayoutBlock: n, Reason: failure, At: time.Now().UnixMilli()})
 	}
 	return nil
 }

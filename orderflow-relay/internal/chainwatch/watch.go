@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
@@ -191,4 +192,27 @@ func (w *Watcher) publish(ctx context.Context, evs events) {
 			w.log.Warn("publish orderflow event", "type", e.typ, "error", err)
 		}
 	}
+}
+
+// eventID names an event the chain decided: what it is about, the status
+// it reached and the block it was learned from (its number and the first
+// four bytes of its hash). The same status reached again in another block
+// after a reorganisation is a new event, not a duplicate that consumers
+// would drop. The longest id, a refund's, is 118 bytes, within the
+// envelope's 128.
+func eventID(prefix, subject, status string, block uint64, blockHash string) string {
+	return fmt.Sprintf("%s-%s-%s-%d-%s", prefix, subject, status, block, shortHash(blockHash))
+}
+
+// refundSubject names a refund in event ids: the originator transaction
+// and the first four bytes of the backrun bundle's hash (the refund id,
+// both hashes in full, is too long for an envelope id).
+func refundSubject(txHash, bundleHash string) string {
+	return txHash + "-" + shortHash(bundleHash)
+}
+
+// shortHash is the first four bytes of a 0x hash in hex.
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "0x")
+	return h[:min(8, len(h))]
 }
