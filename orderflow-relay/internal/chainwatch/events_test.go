@@ -1,11 +1,15 @@
 package chainwatch_test
 
 import (
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/orderflow-relay/internal/chainwatch"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
@@ -90,4 +94,44 @@ func describe(evs []published) []string {
 		out = append(out, strings.TrimSpace(ev.status+" "+ev.reason))
 	}
 	return out
+}
+
+// TestOpenTooLongIsFailed leaves a transaction and a bundle open for
+// longer than PendingTTL: both are FAILED with the reason, with an event
+// each; a transaction received since stays PENDING.
+func TestOpenTooLongIsFailed(t *testing.T) {
+	e := setup(t)
+	cl, _ := kafkatest.Start(t)
+	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PendingTTL: time.Hour}, e.client(), e.pool, cl,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	old, fresh, bundle := "0x"+strings.Repeat("a1", 32), "0x"+strings.Repeat("a2", 32), "0x"+strings.Repeat("b1", 32)
+	for _, tx := range []struct {
+		hash string
+		age  string
+	}{{old, "2 hours"}, {fresh, "1 minute"}} {
+		if _, err := e.pool.Exec(t.Context(), `INSERT INTO orderflow_txs (hash, originator, sender, raw, decoded, method, refund_recipient, refund_percent, received_at)
+			VALUES ($1, '', '0x', '0x', '{}', 'eth_sendRawTransaction', '', 0, now() - $2::interval)`, tx.hash, tx.age); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.pool.Exec(t.Context(), `INSERT INTO orderflow_bundles (bundle_hash, kind, tx_hashes, status, builders, received_at)
+		VALUES ($1, 'originator', $2, 'FORWARDED', '{http://builder}', now() - interval '2 hours')`, bundle, []string{old}); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(t, w, 1)
+	for _, c := range []struct{ table, key, hash, status string }{
+		{"orderflow_txs", "hash", old, "FAILED"},
+		{"orderflow_txs", "hash", fresh, "PENDING"},
+		{"orderflow_bundles", "bundle_hash", bundle, "FAILED"},
+	} {
+		if st, _ := e.status(t, c.table, c.key, c.hash); st != c.status {
+			t.Errorf("%s %s is %s, want %s", c.table, c.hash, st, c.status)
+		}
+	}
+	lifecycle := readEvents(t, cl, topics.OrderflowLifecycle)
+	for key, want := range map[string]string{old: "FAILED not included in time", bundle: "FAILED not included in time", fresh: ""} {
+		if got := strings.Join(describe(lifecycle[key]), ", "); got != want {
+			t.Errorf("events of %s: %q, want %q", key, got, want)
+		}
+	}
 }

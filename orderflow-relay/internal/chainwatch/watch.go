@@ -26,9 +26,11 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/topics"
 )
 
 // ErrDeepReorg means no block the watcher keeps is canonical any more:
@@ -154,19 +156,63 @@ func (w *Watcher) Step(ctx context.Context) error {
 	return w.pay(ctx)
 }
 
-// expire fails transactions and bundles that stayed open too long.
+// expire fails transactions and bundles that stayed open longer than
+// PendingTTL, with the reason reasonExpired, and publishes their events.
+// Their ids name the cursor's block, the chain as the watcher knew it
+// when it gave up on them.
 func (w *Watcher) expire(ctx context.Context) error {
+	cur, _, err := w.cursor(ctx, w.pool)
+	if err != nil {
+		return err
+	}
 	cutoff := time.Now().Add(-w.cfg.PendingTTL)
-	if _, err := w.pool.Exec(ctx, `UPDATE orderflow_txs SET status = 'FAILED', reason = 'not included in time', updated_at = now()
-		WHERE status = 'PENDING' AND received_at < $1`, cutoff); err != nil {
-		return fmt.Errorf("expire txs: %w", err)
+	var evs events
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		evs = nil
+		now := time.Now().UnixMilli()
+		err := eachHash(ctx, tx, `UPDATE orderflow_txs SET status = 'FAILED', reason = $2, updated_at = now()
+			WHERE status = 'PENDING' AND received_at < $1 RETURNING hash`, cutoff, func(h string) {
+			evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowTxStatus, eventID("txs", h, topics.TxFailed, cur.number, cur.hash), h,
+				topics.OrderflowTxStatus{Hash: h, Status: topics.TxFailed, Reason: reasonExpired, At: now})
+		})
+		if err != nil {
+			return fmt.Errorf("expire txs: %w", err)
+		}
+		err = eachHash(ctx, tx, `UPDATE orderflow_bundles SET status = 'FAILED', reason = $2, updated_at = now()
+			WHERE status IN ('RECEIVED', 'FORWARDED') AND received_at < $1 RETURNING bundle_hash`, cutoff, func(h string) {
+			evs.add(topics.OrderflowLifecycle, topics.TypeOrderflowBundleStatus, eventID("bs", h, topics.BundleFailed, cur.number, cur.hash), h,
+				topics.OrderflowBundleStatus{BundleHash: h, Status: topics.BundleFailed, Reason: reasonExpired, At: now})
+		})
+		if err != nil {
+			return fmt.Errorf("expire bundles: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if _, err := w.pool.Exec(ctx, `UPDATE orderflow_bundles SET status = 'FAILED', reason = 'not included in time', updated_at = now()
-		WHERE status IN ('RECEIVED', 'FORWARDED') AND received_at < $1`, cutoff); err != nil {
-		return fmt.Errorf("expire bundles: %w", err)
-	}
+	w.publish(ctx, evs)
 	return nil
 }
+
+// eachHash runs an expiring UPDATE (cutoff $1, reason $2) that returns
+// hashes, and calls fn with each.
+func eachHash(ctx context.Context, tx pgx.Tx, sql string, cutoff time.Time, fn func(h string)) error {
+	rows, err := tx.Query(ctx, sql, cutoff, reasonExpired)
+	if err != nil {
+		return err
+	}
+	var h string
+	_, err = pgx.ForEachRow(rows, []any{&h}, func() error {
+		fn(h)
+		return nil
+	})
+	return err
+}
+
+// reasonExpired is the reason of a transaction or bundle that was not
+// included within PendingTTL.
+const reasonExpired = "not included in time"
 
 // event is one orderflow event, published once the Postgres transaction
 // that decided it has committed.
