@@ -177,6 +177,9 @@ func check(tx *types.Transaction, rules Rules) error {
 		if err := sc.ValidateBlobCommitmentHashes(tx.BlobHashes()); err != nil {
 			return txErr("blob sidecar does not match the blob hashes: %v", err)
 		}
+		if err := verifyBlobProofs(sc); err != nil {
+			return err
+		}
 	}
 	if size > uint64(rules.MaxTxBytes) {
 		return txErr("%d bytes, at most %d", size, rules.MaxTxBytes)
@@ -280,3 +283,33 @@ func lowerHex(a common.Address) string { return strings.ToLower(a.Hex()) }
 
 // LowerAddress returns the lower-case 0x form of a.
 func LowerAddress(a common.Address) string { return lowerHex(a) }
+
+// verifyBlobProofs checks that the sidecar's proofs show each blob is the
+// one its commitment commits to, as a node's transaction pool does before
+// it gossips a blob transaction: one proof a blob (version 0) or the
+// cell proofs of every blob (version 1, the network form since Fusaka).
+// A transaction whose blobs do not match would be dropped by every node
+// and builder; it is refused here instead of being streamed to searchers.
+func verifyBlobProofs(sc *types.BlobTxSidecar) error {
+	switch sc.Version {
+	case types.BlobSidecarVersion0:
+		if len(sc.Proofs) != len(sc.Blobs) {
+			return txErr("blob sidecar has %d proofs for %d blobs, want one a blob", len(sc.Proofs), len(sc.Blobs))
+		}
+		for i := range sc.Blobs {
+			if err := kzg4844.VerifyBlobProof(&sc.Blobs[i], sc.Commitments[i], sc.Proofs[i]); err != nil {
+				return txErr("blob %d: its KZG proof does not verify against its commitment", i)
+			}
+		}
+	case types.BlobSidecarVersion1:
+		if want := len(sc.Blobs) * kzg4844.CellProofsPerBlob; len(sc.Proofs) != want {
+			return txErr("blob sidecar has %d cell proofs for %d blobs, want %d", len(sc.Proofs), len(sc.Blobs), want)
+		}
+		if err := kzg4844.VerifyCellProofs(sc.Blobs, sc.Commitments, sc.Proofs); err != nil {
+			return txErr("blob cell proofs do not verify against the commitments")
+		}
+	default:
+		return txErr("blob sidecar version %d, want 0 or 1", sc.Version)
+	}
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/holiman/uint256"
 )
 
@@ -145,6 +146,26 @@ func TestDecodeTxRejects(t *testing.T) {
 			sc.Blobs, sc.Commitments, sc.Proofs = sc.Blobs[:1], sc.Commitments[:1], sc.Proofs[:1]
 			return sign(t, testChain, b)
 		}, "blob sidecar does not match the blob hashes"},
+		{"blob proof of another blob", func(t *testing.T) string {
+			sc := blobSidecar(t, 2, types.BlobSidecarVersion0)
+			sc.Proofs[0], sc.Proofs[1] = sc.Proofs[1], sc.Proofs[0]
+			return sign(t, testChain, blobTxWith(sc))
+		}, "blob 0: its KZG proof does not verify against its commitment"},
+		{"a blob proof missing", func(t *testing.T) string {
+			sc := blobSidecar(t, 2, types.BlobSidecarVersion0)
+			sc.Proofs = sc.Proofs[:1]
+			return sign(t, testChain, blobTxWith(sc))
+		}, "blob sidecar has 1 proofs for 2 blobs"},
+		{"a cell proof of another blob", func(t *testing.T) string {
+			sc := blobSidecar(t, 2, types.BlobSidecarVersion1)
+			sc.Proofs[3] = sc.Proofs[kzg4844.CellProofsPerBlob+3]
+			return sign(t, testChain, blobTxWith(sc))
+		}, "blob cell proofs do not verify against the commitments"},
+		{"cell proofs missing", func(t *testing.T) string {
+			sc := blobSidecar(t, 1, types.BlobSidecarVersion1)
+			sc.Proofs = sc.Proofs[:kzg4844.CellProofsPerBlob-1]
+			return sign(t, testChain, blobTxWith(sc))
+		}, "blob sidecar has 127 cell proofs for 1 blobs, want 128"},
 		{"zero maxFeePerBlobGas", func(t *testing.T) string {
 			b := blobTx()
 			b.BlobFeeCap = uint256.NewInt(0)
