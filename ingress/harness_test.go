@@ -40,6 +40,7 @@ type harness struct {
 	pool    *pgxpool.Pool
 	svc     *ingress.Service
 	handler http.Handler
+	key     *ecdsa.PrivateKey // signs access tokens
 	signer  *login.Signer
 	brokers []string
 	kcl     *kgo.Client // the service's client
@@ -65,6 +66,17 @@ func newHarness(t testing.TB) *harness { return startHarness(t, harnessOptions{}
 
 func startHarness(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
+	h := startBackends(t, o)
+	h.startService(o)
+	return h
+}
+
+// startBackends starts what the service runs against: a fresh database,
+// the broker with the topics of the catalog (o.before runs once they
+// exist) and a client of it, and the key that signs the test's access
+// tokens. The service itself is not started.
+func startBackends(t testing.TB, o harnessOptions) *harness {
+	t.Helper()
 	ctx := t.Context()
 	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations()), kafkaDir: o.kafkaDir}
 	h.startBroker("127.0.0.1:0")
@@ -81,22 +93,32 @@ func startHarness(t testing.TB, o harnessOptions) *harness {
 	if o.before != nil {
 		o.before(h)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	h.key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.signer = login.NewSigner(h.key, auth.KeyID(&h.key.PublicKey), time.Hour)
+	return h
+}
+
+// startService starts the ingress service in the test process, running
+// its background work until the test ends.
+func (h *harness) startService(o harnessOptions) {
+	t := h.t
+	t.Helper()
+	ctx := t.Context()
 	env, _ := environment.Lookup("dev")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var err error
 	h.svc, err = ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 4096, Orders: o.orders, Outbox: o.outbox,
 		Auth: ingress.AuthConfig{
-			SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
+			SigningKey: h.key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
 			RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
-		}}, ingress.Deps{Pool: h.pool, Logger: log, DBErr: func() error { return nil }, Kafka: cl, KafkaErr: h.kafkaErr})
+		}}, ingress.Deps{Pool: h.pool, Logger: log, DBErr: func() error { return nil }, Kafka: h.kcl, KafkaErr: h.kafkaErr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.handler = h.svc.Handler()
-	h.signer = login.NewSigner(key, auth.KeyID(&key.PublicKey), time.Hour)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- h.svc.Run(runCtx) }()
@@ -106,7 +128,6 @@ func startHarness(t testing.TB, o harnessOptions) *harness {
 			t.Errorf("service Run: %v", err)
 		}
 	})
-	return h
 }
 
 // startBroker starts the embedded broker on addr, reloading the log of

@@ -83,22 +83,29 @@ func (h *harness) marketStatus(f topics.Family, slot uint64, status int) {
 	h.produce(topics.OrderEvents, slot, e)
 }
 
+// openTestMarkets writes the records of the test markets, for a catalog
+// to find in the log at start.
+func (h *harness) openTestMarkets() {
+	h.t.Helper()
+	now := time.Now()
+	h.openMarket(marketOpen(topics.WholeBlock, slotOpen, now.Add(time.Hour)))
+	h.openMarket(marketOpen(topics.InclusionPreconf, slotOpen, now.Add(time.Hour)))
+	h.openMarket(marketOpen(topics.WholeBlock, slotOther, now.Add(time.Hour)))
+	h.openMarket(marketOpen(topics.WholeBlock, slotClosed, now.Add(time.Hour)))
+	h.openMarket(marketOpen(topics.WholeBlock, slotMatured, now.Add(-time.Minute)))
+	h.openMarket(marketOpen(topics.WholeBlock, slotFinished, now.Add(time.Hour)))
+	h.marketStatus(topics.WholeBlock, slotOpen, topics.MarketStatusOpen)
+	h.marketStatus(topics.WholeBlock, slotClosed, topics.MarketStatusTradingClosed)
+	h.marketStatus(topics.WholeBlock, slotFinished, topics.MarketStatusFinalized)
+}
+
 // newMarketsHarness starts a service whose catalog finds the test markets
 // in the log at start.
 func newMarketsHarness(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
 	before := o.before
 	o.before = func(h *harness) {
-		now := time.Now()
-		h.openMarket(marketOpen(topics.WholeBlock, slotOpen, now.Add(time.Hour)))
-		h.openMarket(marketOpen(topics.InclusionPreconf, slotOpen, now.Add(time.Hour)))
-		h.openMarket(marketOpen(topics.WholeBlock, slotOther, now.Add(time.Hour)))
-		h.openMarket(marketOpen(topics.WholeBlock, slotClosed, now.Add(time.Hour)))
-		h.openMarket(marketOpen(topics.WholeBlock, slotMatured, now.Add(-time.Minute)))
-		h.openMarket(marketOpen(topics.WholeBlock, slotFinished, now.Add(time.Hour)))
-		h.marketStatus(topics.WholeBlock, slotOpen, topics.MarketStatusOpen)
-		h.marketStatus(topics.WholeBlock, slotClosed, topics.MarketStatusTradingClosed)
-		h.marketStatus(topics.WholeBlock, slotFinished, topics.MarketStatusFinalized)
+		h.openTestMarkets()
 		if before != nil {
 			before(h)
 		}
