@@ -140,6 +140,17 @@ func (l *Loop) Ping(ctx context.Context) error { return pkafka.Ping(ctx, l.sess.
 // Run processes batches until ctx ends or the session fails. The batch in
 // progress when ctx ends is finished and committed.
 func (l *Loop) Run(ctx context.Context) error {
+	// Take the transactional id before anything else: that aborts what a
+	// previous incarnation of this instance left open. Its pending offset
+	// commit would otherwise hold the group's offset fetch (which must see
+	// stable offsets) until the broker timed the transaction out, 40
+	// seconds after a crash.
+	if _, _, err := l.sess.Client().ProducerID(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("init producer id: %w", err)
+	}
 	for ctx.Err() == nil {
 		fetches := l.sess.PollRecords(ctx, l.cfg.MaxPollRecords)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
