@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -12,13 +13,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler/internal/audit"
 	"blockspace.exchange/settler/internal/ledger"
 	"blockspace.exchange/settler/internal/trading"
@@ -168,23 +170,32 @@ func (f *orderFlow) closes(t *testing.T) []*kgo.Record {
 // matcherGroup is the consumer group of the matcher the tests run.
 const matcherGroup = "matcher"
 
-func startMatcher(t *testing.T, brokers []string) {
+// startMatcher runs the matcher's binary bin (instance settlement-test,
+// static group member, so a restart takes its partitions back at once)
+// until the test ends; transactions of 40 records and frequent snapshots
+// make a kill land mid-stream and a restart rebuild from a snapshot.
+func startMatcher(t *testing.T, bin string, brokers []string) *exec.Cmd {
 	t.Helper()
-	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: brokers, ClientID: "matcher"}, Group: matcherGroup, InstanceID: "test",
-		Logger: quiet})
+	return proctest.Start(t, bin, "KAFKA_BROKERS="+brokers[0], "ADMIN_ADDR=127.0.0.1:0", "ENVIRONMENT=dev", "LOG_LEVEL=warn",
+		"MATCHER_GROUP="+matcherGroup, "MATCHER_INSTANCE_ID=settlement-test", "MATCHER_STATIC_MEMBER=true",
+		"MATCHER_MAX_BATCH=40", "MATCHER_SNAPSHOT_EVERY=300")
+}
+
+// matcherCommitted is how many orders records the matcher's group has
+// committed, over all partitions.
+func matcherCommitted(t *testing.T, cl *kgo.Client) int64 {
+	t.Helper()
+	offsets, err := kadm.NewClient(cl).FetchOffsets(t.Context(), matcherGroup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
+	var n int64
+	offsets.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topics.Orders && o.Err == nil && o.At > 0 {
+			n += o.At
 		}
-		m.Close()
 	})
+	return n
 }
 
 // readTopics waits until the matcher has committed the whole of orders,
@@ -224,9 +235,11 @@ func tradingAudit(t *testing.T, pool *pgxpool.Pool) {
 	}
 }
 
-// TestSettlesTheMatchersOutputExactlyOnce runs the real matcher on a
-// random order flow and the settler beside it; the settler is killed in
-// the middle (client closed without committing, pool dropped) and two
+// TestSettlesTheMatchersOutputExactlyOnce runs the matcher's binary on a
+// random order flow and the settler beside it; in the middle the matcher
+// is killed with SIGKILL (whatever transaction it had open is aborted when
+// it starts again) and so is the settler (client closed without
+// committing, pool dropped); the matcher restarts and two settler
 // instances continue, while duplicates of the matcher's records arrive.
 // At the end every order is settled and released once, each row has its
 // last event's state, the audit (exact locks included) passes, the same
@@ -238,7 +251,8 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
 	users := tradingtest.Fund(t, pool, 6, "50")
-	startMatcher(t, b.Addrs())
+	bin := proctest.Build(t, "../matcher/cmd/matcher")
+	m := startMatcher(t, bin, b.Addrs())
 	flow := newOrderFlow(t, 7, users, "50", 12_000_000, 12_000_001, 12_000_002)
 
 	crashPool, err := postgres.Open(ctx, poolURL(t, pool), postgres.Options{})
@@ -246,6 +260,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashCtx, crash := context.WithCancel(ctx)
+	defer crash()
 	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 50)
 	produce(t, producer, flow.opens(t))
 	for range 4 {
@@ -254,15 +269,28 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		produce(t, producer, cmds)
 	}
 	waitFor(t, "some fills settled", func() bool { return count(t, pool, `SELECT count(*) FROM trades`) > 20 })
-	crash()
-	s1.Close()
-	crashPool.Close()
-	<-done1
-	settled := count(t, pool, `SELECT count(*) FROM trades`)
 
+	// More commands, in chunks; once the matcher has committed some of
+	// them, it and the settler are killed, and the rest arrive while
+	// they are down.
 	cmds, placed := flow.commands(t, 200)
 	tradingtest.InsertOrders(t, pool, placed...)
-	produce(t, producer, append(cmds, flow.closes(t)...))
+	before := matcherCommitted(t, producer)
+	const chunk = 25
+	for i := 0; i < len(cmds); i += chunk {
+		produce(t, producer, cmds[i:min(i+chunk, len(cmds))])
+		if i == 2*chunk {
+			waitFor(t, "the matcher into the new commands", func() bool { return matcherCommitted(t, producer) > before })
+			proctest.Kill(t, m)
+			crash()
+			s1.Close()
+			crashPool.Close()
+			<-done1
+		}
+	}
+	settled := count(t, pool, `SELECT count(*) FROM trades`)
+	produce(t, producer, flow.closes(t))
+	startMatcher(t, bin, b.Addrs())
 	var wg sync.WaitGroup
 	var stats []func() int64
 	var stops []func()
