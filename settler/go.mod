@@ -17,7 +17,6 @@ require (
 )
 
 require (
-	blockspace.exchange/matcher v0.0.0-00010101000000-000000000000
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProjectZKM/Ziren/crates/go-runtime/zkvm_runtime v0.0.0-20251001021608-1fe7b43fc4d6 // indirect
