@@ -72,6 +72,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	engine, err := httpx.NewEngine(httpx.Config{
 		Service: "ingress", Logger: deps.Logger, Metrics: deps.Metrics,
 		MaxInFlight: cfg.MaxInFlight, DBPool: deps.Pool, Routes: api.MustRoutes(),
+		// Orders wait in the group-commit lanes, which hold their
+		// connections by design; MaxInFlight bounds them.
+		QueuedRoutes: trading.PlaceRoutes(),
 	})
 	if err != nil {
 		return nil, err

@@ -19,7 +19,13 @@ type Config struct {
 	MaxBodyBytes  int64         // request body cap; default 1 MiB
 	DBPool        *pgxpool.Pool // nil: no database-pressure check
 	DBQueueFactor int           // requests waiting per pool connection before 429; default 4
-	Routes        []Route       // the whole REST interface, for 400 on a known path with another method
+	// QueuedRoutes are route paths (as registered, e.g.
+	// "/api/v1/wholeblock/order") whose requests wait in a batch writer's
+	// queue instead of each taking a pool connection: its connections are
+	// busy by design, so the database-pressure check passes over them.
+	// MaxInFlight still counts them.
+	QueuedRoutes []string
+	Routes       []Route // the whole REST interface, for 400 on a known path with another method
 }
 
 func (c *Config) applyDefaults() error {
@@ -51,7 +57,7 @@ func NewEngine(cfg Config) (*gin.Engine, error) {
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
 	e.RedirectTrailingSlash = false
-	lim := newLimiter(cfg.MaxInFlight, cfg.DBPool, cfg.DBQueueFactor)
+	lim := newLimiter(cfg.MaxInFlight, cfg.DBPool, cfg.DBQueueFactor, cfg.QueuedRoutes)
 	e.Use(
 		requestIDMiddleware(newIDSource()),
 		observe(cfg.Logger.With("service", cfg.Service), cfg.Metrics),

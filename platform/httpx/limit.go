@@ -11,17 +11,22 @@ import (
 // limiter sheds load instead of queueing it without bound: a request is
 // refused with 429 when the process already serves MaxInFlight requests,
 // or when every database connection is taken and more requests wait than
-// the pool can serve in DBQueueFactor rounds.
+// the pool can serve in DBQueueFactor rounds (except on queued routes,
+// whose requests wait for a batch writer, not for a connection each).
 type limiter struct {
 	maxInFlight int64
 	inFlight    atomic.Int64
 	pool        *pgxpool.Pool
 	maxConns    int64 // the pool's size, read once: Config() copies
 	queueFactor int64
+	queued      map[string]bool // route paths the database check passes over
 }
 
-func newLimiter(maxInFlight int, pool *pgxpool.Pool, queueFactor int) *limiter {
-	l := &limiter{maxInFlight: int64(maxInFlight), pool: pool, queueFactor: int64(queueFactor)}
+func newLimiter(maxInFlight int, pool *pgxpool.Pool, queueFactor int, queued []string) *limiter {
+	l := &limiter{maxInFlight: int64(maxInFlight), pool: pool, queueFactor: int64(queueFactor), queued: make(map[string]bool, len(queued))}
+	for _, p := range queued {
+		l.queued[p] = true
+	}
 	if pool != nil {
 		l.maxConns = int64(pool.Config().MaxConns)
 	}
@@ -36,7 +41,7 @@ func (l *limiter) middleware() gin.HandlerFunc {
 			Fail(c, TooMany(fmt.Sprintf("server is at its limit of %d concurrent requests", l.maxInFlight)))
 			return
 		}
-		if l.databaseBusy(n) {
+		if !l.queued[c.FullPath()] && l.databaseBusy(n) {
 			Fail(c, TooMany("database is busy"))
 			return
 		}

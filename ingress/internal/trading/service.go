@@ -117,13 +117,22 @@ func New(cfg Config, pool *pgxpool.Pool, kcl *kgo.Client, out *outbox.Outbox, lo
 // Catalog is the market catalog the service checks orders against.
 func (s *Service) Catalog() *catalog.Catalog { return s.catalog }
 
+// PlaceRoutes are the place routes of both families. Their requests wait
+// for a group commit of their lane, not for a pool connection each.
+func PlaceRoutes() []string {
+	return []string{familyBase(topics.WholeBlock) + "/order", familyBase(topics.InclusionPreconf) + "/order"}
+}
+
+// familyBase is the path under which a family's routes are mounted.
+func familyBase(fam topics.Family) string { return "/api/v1/" + string(fam) }
+
 // Register mounts the routes of both families. needs answer 503 while a
 // dependency is down, before anything is reserved; the routes also wait
 // for the market catalog to have caught up with the log.
 func (s *Service) Register(r gin.IRouter, bearer gin.HandlerFunc, needs ...gin.HandlerFunc) {
 	needs = append(needs, httpx.Needs("markets", s.catalog.Err))
 	for _, fam := range []topics.Family{topics.WholeBlock, topics.InclusionPreconf} {
-		g := r.Group("/api/v1/"+string(fam), append(needs, bearer, httpx.RequireJSON())...)
+		g := r.Group(familyBase(fam), append(needs, bearer, httpx.RequireJSON())...)
 		g.POST("/order", respond(fam, "orders", s.place))
 		g.POST("/cancel-order", respond(fam, "items", s.cancelOrder))
 		g.POST("/cancel-batch-orders", respond(fam, "items", s.cancelBatch))
