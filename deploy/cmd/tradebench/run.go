@@ -32,18 +32,26 @@ var stackEnv = map[string]string{
 // after its last order.
 const drainWait = 15 * time.Second
 
-func run(ctx context.Context, o options) error {
+// summary is what the sweep's table shows of one measurement.
+type summary struct {
+	pairs      int
+	ordersPerS float64
+	toLedger   loadtest.Dist // HTTP answer -> trade in the ledger
+	cpu        time.Duration // an order, this process and Postgres
+}
+
+func run(ctx context.Context, o options) (summary, error) {
 	fmt.Printf("machine: %d CPUs, load average %s\n", runtime.NumCPU(), loadAverage())
 	t0 := time.Now()
 	stack, stop, err := loadtest.StartStack(ctx, stackEnv, os.Stderr)
 	if err != nil {
-		return err
+		return summary{}, err
 	}
 	defer stop()
 	addrs := stack.Addresses()
 	pool, err := postgres.Open(ctx, addrs.Database, postgres.Options{ApplicationName: "tradebench", MaxConns: 4})
 	if err != nil {
-		return err
+		return summary{}, err
 	}
 	defer pool.Close()
 	b := &bench{stack: stack, base: addrs.REST, client: loadtest.Client(o.pairs + o.readers + 8), pool: pool}
@@ -51,12 +59,12 @@ func run(ctx context.Context, o options) error {
 
 	pairs, answer, err := b.setUp(ctx, o)
 	if err != nil {
-		return err
+		return summary{}, err
 	}
 	flows, bareFlows := make([]flow, len(pairs)), make([]flow, len(pairs))
 	bareURL, err := startBare(ctx, answer)
 	if err != nil {
-		return err
+		return summary{}, err
 	}
 	for i, p := range pairs {
 		flows[i], bareFlows[i] = newFlow(b.base, p), newFlow(bareURL, p)
@@ -72,7 +80,7 @@ func run(ctx context.Context, o options) error {
 	}
 	m, err := b.measure(ctx, o, pairs, flows)
 	if err != nil {
-		return err
+		return summary{}, err
 	}
 	printRun("full stack", m.run)
 	if o.baseline > 0 {
@@ -83,7 +91,7 @@ func run(ctx context.Context, o options) error {
 	}
 	m.printCPU()
 	m.print(o)
-	return nil
+	return m.summary(o.pairs), nil
 }
 
 // setUp logs in and funds two traders a pair, picks the markets and
@@ -271,6 +279,44 @@ func (m measurement) printCPU() {
 	fmt.Println()
 	fmt.Printf("  idle, in a second without orders before the run (watchers polling): %.0f%% of a core in this process, %.0f%% in Postgres\n",
 		100*m.idle.Seconds(), 100*m.pgIdle.Seconds())
+}
+
+// summary is the measurement's line of the sweep's table.
+func (m measurement) summary(pairs int) summary {
+	n := time.Duration(max(m.run.accepted, 1))
+	return summary{pairs: pairs, ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU) / n,
+		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags)}
+}
+
+// printSweep prints one line a measurement and the highest rate whose
+// answer -> ledger p99 met the goal of 100 ms.
+func printSweep(results []summary) {
+	fmt.Printf("\nsweep (one fresh stack each):\n  %6s %12s %26s %16s\n", "pairs", "orders/s", "answer -> ledger p50/p99", "CPU an order")
+	for _, r := range results {
+		fmt.Printf("  %6d %12.0f %12s / %-11s %16s\n", r.pairs, r.ordersPerS, r.toLedger.P50.Round(100*time.Microsecond),
+			r.toLedger.P99.Round(100*time.Microsecond), r.cpu.Round(time.Microsecond))
+	}
+	best := bestWithinGoal(results)
+	if best == nil {
+		fmt.Println("  no run met the goal of answer -> ledger p99 <= 100ms")
+		return
+	}
+	fmt.Printf("  highest rate with answer -> ledger p99 <= 100ms: %.0f orders/s (%d pairs; goal >= 5000)\n", best.ordersPerS, best.pairs)
+}
+
+// latencyGoal is the goal of the 99th percentile from answer to ledger.
+const latencyGoal = 100 * time.Millisecond
+
+// bestWithinGoal is the measurement of the highest rate whose answer ->
+// ledger p99 met latencyGoal; nil when none did.
+func bestWithinGoal(results []summary) *summary {
+	var best *summary
+	for i, r := range results {
+		if r.toLedger.N > 0 && r.toLedger.P99 <= latencyGoal && (best == nil || r.ordersPerS > best.ordersPerS) {
+			best = &results[i]
+		}
+	}
+	return best
 }
 
 // pgCPUOr0 is postgresCPU, 0 when it cannot be read.

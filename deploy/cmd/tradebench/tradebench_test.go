@@ -2,9 +2,11 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"blockspace.exchange/deploy/loadtest"
 	"blockspace.exchange/topics"
 )
 
@@ -77,5 +79,30 @@ func TestParseStat(t *testing.T) {
 	}
 	if _, err := parseStat("4242 (postgres) S 1 2 3"); err == nil {
 		t.Error("a short line: no error")
+	}
+}
+
+func TestBestWithinGoal(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	results := []summary{
+		{pairs: 16, ordersPerS: 1600, toLedger: loadtest.Dist{N: 10, P99: ms(60)}},
+		{pairs: 32, ordersPerS: 2300, toLedger: loadtest.Dist{N: 10, P99: ms(100)}},
+		{pairs: 64, ordersPerS: 2700, toLedger: loadtest.Dist{N: 10, P99: ms(101)}},
+		{pairs: 8, ordersPerS: 3000, toLedger: loadtest.Dist{}}, // no trade seen: no figure
+	}
+	if b := bestWithinGoal(results); b == nil || b.pairs != 32 {
+		t.Fatalf("best %+v, want the 32 pairs (p99 at the goal, the highest rate within it)", b)
+	}
+	if b := bestWithinGoal(results[2:]); b != nil {
+		t.Fatalf("best %+v, want none: no run met the goal", b)
+	}
+}
+
+func TestParsePairs(t *testing.T) {
+	if got, err := parsePairs("16, 32,64"); err != nil || !slices.Equal(got, []int{16, 32, 64}) {
+		t.Fatalf("parsePairs: %v %v", got, err)
+	}
+	if _, err := parsePairs("16,x"); err == nil || !strings.Contains(err.Error(), `"x" is not a number`) {
+		t.Fatalf("parsePairs of a bad list: %v", err)
 	}
 }
