@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime 30s ./query-api/internal/live/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCompact -fuzztime 30s ./topics/
+	$(GO) test -run '^$$' -fuzz FuzzEncodeData -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeAccountEvent -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/trading/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeJSONBytes -fuzztime 30s ./platform/httpx/

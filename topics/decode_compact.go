@@ -84,6 +84,13 @@ func decodeCompact(b []byte) (e Envelope, ok bool) {
 	return e, true
 }
 
+// isCompactObject reports whether b is exactly one JSON object in compact
+// form that skipValue reads (encoding/json's Compact would return it
+// unchanged, and json.Valid accepts it).
+func isCompactObject(b []byte) bool {
+	return len(b) > 0 && b[0] == '{' && skipValue(b, 0, 0) == len(b)
+}
+
 // maxCompactDepth bounds the nesting decodeCompact reads itself.
 const maxCompactDepth = 32
 

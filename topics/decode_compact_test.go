@@ -91,3 +91,31 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncode encodes an order event's envelope whose data is compact,
+// as json.Marshal writes it: through Encode (the shortcut) and through the
+// general path of encoding/json's Compact.
+func BenchmarkEncode(b *testing.B) {
+	ev := OrderEvent{CommandID: "cmd-1", OrderID: 42, ClientOrderID: "c-42", UserID: 7, AccountID: 71, MarketID: 3,
+		InstrumentID: "ETH-PC-1000", Slot: 1000, Side: true, OrderType: OrderTypeLimit, Price: "0.000000002",
+		Quantity: "21000", Fulfilled: "0", Status: OrderStatusPending}
+	e := Envelope{Type: TypeOrderAccepted, Version: 1, ID: "oe:1000:1", Time: 1_700_000_000_000, Data: ev.AppendJSON(nil)}
+	for _, r := range []struct {
+		name   string
+		encode func() ([]byte, error)
+	}{
+		{"compact", func() ([]byte, error) { return Encode(e) }},
+		{"general", func() ([]byte, error) {
+			return encodeData(AppendEnvelopeHead(make([]byte, 0, len(e.Data)+128), e.Type, e.Version, e.ID, e.Time), e.Data)
+		}},
+	} {
+		b.Run(r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := r.encode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -132,6 +132,9 @@ func validateData(data json.RawMessage) error {
 	if len(trimmed) == 0 {
 		return fmt.Errorf("%w: missing data", ErrInvalidEnvelope)
 	}
+	if isCompactObject(trimmed) {
+		return nil
+	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
 		return fmt.Errorf("%w: data is not a JSON object", ErrInvalidEnvelope)
 	}
@@ -152,8 +155,20 @@ func Encode(e Envelope) ([]byte, error) {
 	if trimmed[0] != '{' {
 		return nil, fmt.Errorf("encode envelope: %w: data is not a JSON object", ErrInvalidEnvelope)
 	}
-	buf := bytes.NewBuffer(AppendEnvelopeHead(make([]byte, 0, len(e.Data)+len(e.Type)+len(e.ID)+64), e.Type, e.Version, e.ID, e.Time))
-	if err := json.Compact(buf, trimmed); err != nil {
+	head := AppendEnvelopeHead(make([]byte, 0, len(e.Data)+len(e.Type)+len(e.ID)+64), e.Type, e.Version, e.ID, e.Time)
+	if isCompactObject(trimmed) {
+		// Already compact, as json.Marshal and the appending encoders
+		// write it: Compact would copy it unchanged.
+		return append(append(head, trimmed...), '}'), nil
+	}
+	return encodeData(head, trimmed)
+}
+
+// encodeData appends data compacted by encoding/json and the closing '}'
+// to head, for data in any form.
+func encodeData(head, data []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(head)
+	if err := json.Compact(buf, data); err != nil {
 		return nil, fmt.Errorf("encode envelope: %w: data is not a JSON object", ErrInvalidEnvelope)
 	}
 	buf.WriteByte('}')

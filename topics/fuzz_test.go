@@ -86,3 +86,32 @@ func goldenEnvelopes(f *testing.F) [][]byte {
 	}
 	return out
 }
+
+// FuzzEncodeData holds Encode's shortcut for compact data to the general
+// path: for any data, both give the same bytes or both refuse it.
+func FuzzEncodeData(f *testing.F) {
+	for _, s := range compactCases {
+		f.Add([]byte(s.in))
+	}
+	f.Add([]byte(`{"a": [1, 2]}`))
+	f.Add([]byte(`{"a":1}{}`))
+	f.Add([]byte(`{"a":"\u00e9"} `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := Envelope{Type: "a.b", Version: 1, ID: "x", Data: data}
+		got, err := Encode(e)
+		trimmed := bytes.TrimLeft(data, " \t\r\n")
+		if len(trimmed) == 0 || trimmed[0] != '{' {
+			if err == nil {
+				t.Fatalf("Encode took data %q that is not an object", data)
+			}
+			return
+		}
+		want, wantErr := encodeData(AppendEnvelopeHead(nil, e.Type, e.Version, e.ID, e.Time), trimmed)
+		if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("data %q: Encode %q (%v), general path %q (%v)", data, got, err, want, wantErr)
+		}
+		if (validateData(data) == nil) != (wantErr == nil) {
+			t.Fatalf("data %q: validateData %v, Compact %v", data, validateData(data), wantErr)
+		}
+	})
+}
