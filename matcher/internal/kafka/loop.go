@@ -145,11 +145,8 @@ func (l *Loop) Run(ctx context.Context) error {
 	// commit would otherwise hold the group's offset fetch (which must see
 	// stable offsets) until the broker timed the transaction out, 40
 	// seconds after a crash.
-	if _, _, err := l.sess.Client().ProducerID(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("init producer id: %w", err)
+	if !l.initProducerID(ctx) {
+		return nil
 	}
 	for ctx.Err() == nil {
 		fetches := l.sess.PollRecords(ctx, l.cfg.MaxPollRecords)
@@ -170,6 +167,27 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// initProducerID takes the transactional id, trying again every second
+// while the brokers cannot be reached (as the consumer does); false when
+// ctx ended first.
+func (l *Loop) initProducerID(ctx context.Context) bool {
+	for {
+		_, _, err := l.sess.Client().ProducerID(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		l.log.Warn("matcher: take the transactional id; trying again", "transactional_id", l.cfg.TransactionalID, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Close leaves the group without committing anything further. A
