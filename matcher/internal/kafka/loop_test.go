@@ -295,3 +295,19 @@ func TestExactlyOnceAcrossACrash(t *testing.T) {
 		t.Errorf("%d records skipped", second.Stats().Skipped.Load())
 	}
 }
+
+// A matcher started while no broker answers keeps trying to take its
+// transactional id instead of ending Run with an error (a process would
+// exit and restart in a loop); it stops cleanly when its context ends.
+func TestRunWaitsForTheBrokers(t *testing.T) {
+	l := newLoop(t, pkafka.Config{Brokers: []string{"127.0.0.1:1"}}, 10)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	if err := l.Run(ctx); err != nil {
+		t.Fatalf("Run ended with %v while no broker answered; want it to keep trying until its context ends", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("Run returned before its context ended")
+	}
+}
