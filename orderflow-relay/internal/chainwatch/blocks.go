@@ -23,8 +23,7 @@ import (
 // leaves the chain to the other this step). more is false once the cursor
 // is at head or the lock is taken.
 func (w *Watcher) advance(ctx context.Context, head uint64) (more bool, err error) {
-	var evs events
-	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+	err = w.decide(ctx, func(tx pgx.Tx, evs *events) error {
 		var locked bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('orderflow chain watcher ' || $1::bigint, 0))`,
 			w.chainID()).Scan(&locked); err != nil {
@@ -50,9 +49,9 @@ func (w *Watcher) advance(ctx context.Context, head uint64) (more bool, err erro
 			return fmt.Errorf("block %d: %w", cur.number+1, err)
 		}
 		if lowerHash(blk.ParentHash()) != cur.hash {
-			return w.rewind(ctx, tx, cur, &evs)
+			return w.rewind(ctx, tx, cur, evs)
 		}
-		if err := w.apply(ctx, tx, blk, &evs); err != nil {
+		if err := w.apply(ctx, tx, blk, evs); err != nil {
 			return fmt.Errorf("block %d: %w", blk.NumberU64(), err)
 		}
 		return w.store(ctx, tx, blk.Header())
@@ -60,7 +59,6 @@ func (w *Watcher) advance(ctx context.Context, head uint64) (more bool, err erro
 	if err != nil {
 		return false, err
 	}
-	w.publish(ctx, evs)
 	return more, nil
 }
 

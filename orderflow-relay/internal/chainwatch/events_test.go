@@ -1,9 +1,12 @@
 package chainwatch_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,5 +136,67 @@ func TestOpenTooLongIsFailed(t *testing.T) {
 		if got := strings.Join(describe(lifecycle[key]), ", "); got != want {
 			t.Errorf("events of %s: %q, want %q", key, got, want)
 		}
+	}
+}
+
+// flakyProducer is the broker's client, failing every produce while down
+// as a client does while no broker answers.
+type flakyProducer struct {
+	cl   *kgo.Client
+	down atomic.Bool
+}
+
+func (p *flakyProducer) ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults {
+	if !p.down.Load() {
+		return p.cl.ProduceSync(ctx, rs...)
+	}
+	out := make(kgo.ProduceResults, len(rs))
+	for i, r := range rs {
+		out[i] = kgo.ProduceResult{Record: r, Err: errors.New("no broker answers")}
+	}
+	return out
+}
+
+// TestEventsKeptThroughAKafkaOutage includes a backrun while Kafka takes
+// nothing: its events are kept in Postgres, and the steps after Kafka is
+// back publish them, each once, with the ids they were decided with.
+func TestEventsKeptThroughAKafkaOutage(t *testing.T) {
+	e := setup(t)
+	cl, _ := kafkatest.Start(t)
+	p := &flakyProducer{cl: cl}
+	p.down.Store(true)
+	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PayerKey: e.payer, RefundConfirmations: 4, Resend: time.Millisecond,
+		OutboxRelayAge: time.Millisecond}, e.client(), e.pool, p, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	step(t, w)
+	origin, search := e.backrun(t)
+	e.mine(t, w, 1)
+	kept := func() int {
+		var n int
+		if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM orderflow_outbox`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := kept(); n != 3 {
+		t.Fatalf("%d events kept during the outage, want 3 (transaction, bundle, refund)", n)
+	}
+	if got := readEvents(t, cl, topics.OrderflowLifecycle); len(got) != 0 {
+		t.Fatalf("events published during the outage: %v", got)
+	}
+
+	p.down.Store(false)
+	time.Sleep(2 * time.Millisecond) // older than OutboxRelayAge
+	step(t, w)
+	if n := kept(); n != 0 {
+		t.Fatalf("%d events still kept after Kafka is back", n)
+	}
+	lifecycle, refunds := readEvents(t, cl, topics.OrderflowLifecycle), readEvents(t, cl, topics.OrderflowRefunds)
+	for key, want := range map[string]string{origin: "INCLUDED", "0xb" + hash(search)[3:]: "INCLUDED"} {
+		if got := strings.Join(describe(lifecycle[key]), ", "); got != want {
+			t.Errorf("events of %s: %q, want %q", key, got, want)
+		}
+	}
+	if got := strings.Join(describe(refunds[origin]), ", "); got != "PENDING" {
+		t.Errorf("refund events %q, want PENDING", got)
 	}
 }

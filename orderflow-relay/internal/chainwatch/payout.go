@@ -74,10 +74,15 @@ func (w *Watcher) pay(ctx context.Context) error {
 		return err
 	}
 	var signed, refused []payout
-	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+	err = w.decide(ctx, func(tx pgx.Tx, evs *events) error {
 		var err error
-		signed, refused, err = w.claim(ctx, tx, cur.number-w.cfg.RefundConfirmations)
-		return err
+		if signed, refused, err = w.claim(ctx, tx, cur.number-w.cfg.RefundConfirmations); err != nil {
+			return err
+		}
+		for _, p := range refused {
+			evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, p.eventID(topics.RefundFailed, p.block, p.blockHash), p.txHash, p.failedEvent(0))
+		}
+		return nil
 	})
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return nil // another relay signed a payout with that nonce first: claim again at the next step
@@ -85,12 +90,9 @@ func (w *Watcher) pay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var evs events
 	for _, p := range refused {
 		w.log.Warn("refund not paid: its recipient refuses the payout", "refund", p.id, "to", p.recipient, "reason", p.failure)
-		evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, p.eventID(topics.RefundFailed, p.block, p.blockHash), p.txHash, p.failedEvent(0))
 	}
-	w.publish(ctx, evs)
 	for _, p := range signed {
 		w.log.Info("paying refund", "refund", p.id, "payout", p.hash, "to", p.recipient, "amount", p.amount)
 		if err := w.send(ctx, p); err != nil {
@@ -235,16 +237,18 @@ func (w *Watcher) send(ctx context.Context, p payout) error {
 		}
 		return fmt.Errorf("send payout %s of refund %s: %w", p.hash, p.id, err)
 	}
-	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', updated_at = now()
-		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id)
-	if err != nil {
-		return fmt.Errorf("record payout sent: %w", err)
-	}
-	if tag.RowsAffected() > 0 && p.status == "PAYING" {
-		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
-			id: p.eventID(topics.RefundPaid, p.block, p.blockHash), key: p.txHash, payload: p.event(topics.RefundPaid, 0)}})
-	}
-	return nil
+	return w.decide(ctx, func(tx pgx.Tx, evs *events) error {
+		tag, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = 'PAID', updated_at = now()
+			WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id)
+		if err != nil {
+			return fmt.Errorf("record payout sent: %w", err)
+		}
+		if tag.RowsAffected() > 0 && p.status == "PAYING" {
+			evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, p.eventID(topics.RefundPaid, p.block, p.blockHash), p.txHash,
+				p.event(topics.RefundPaid, 0))
+		}
+		return nil
+	})
 }
 
 func alreadyKnown(err error) bool {
@@ -300,18 +304,19 @@ func (w *Watcher) resend(ctx context.Context) error {
 func (w *Watcher) confirm(ctx context.Context, p payout, rc *types.Receipt) error {
 	block := rc.BlockNumber.Uint64()
 	status, failure := outcome(rc)
-	tag, err := w.pool.Exec(ctx, `UPDATE orderflow_refunds SET status = $3, failure = $4, payout_block = $2, updated_at = now()
-		WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id, block, status, failure)
-	if err != nil {
-		return fmt.Errorf("confirm payout: %w", err)
-	}
-	if tag.RowsAffected() > 0 {
-		ev := p.event(status, block)
-		ev.Reason = failure
-		w.publish(ctx, events{{topic: topics.OrderflowRefunds, typ: topics.TypeOrderflowRefund,
-			id: p.eventID(status, block, lowerHash(rc.BlockHash)), key: p.txHash, payload: ev}})
-	}
-	return nil
+	return w.decide(ctx, func(tx pgx.Tx, evs *events) error {
+		tag, err := tx.Exec(ctx, `UPDATE orderflow_refunds SET status = $3, failure = $4, payout_block = $2, updated_at = now()
+			WHERE refund_id = $1 AND status IN ('PAYING', 'PAID')`, p.id, block, status, failure)
+		if err != nil {
+			return fmt.Errorf("confirm payout: %w", err)
+		}
+		if tag.RowsAffected() > 0 {
+			ev := p.event(status, block)
+			ev.Reason = failure
+			evs.add(topics.OrderflowRefunds, topics.TypeOrderflowRefund, p.eventID(status, block, lowerHash(rc.BlockHash)), p.txHash, ev)
+		}
+		return nil
+	})
 }
 
 // outcome is the refund status a payout's receipt gives, and the reason
