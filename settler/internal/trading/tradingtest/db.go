@@ -83,6 +83,19 @@ func InsertOrders(t testing.TB, pool *pgxpool.Pool, orders ...*Order) {
 	t.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// Lock the buyers' balances in account order first, as ingress
+		// does, so that a settler locking them in key order meanwhile
+		// cannot deadlock with this transaction.
+		var buyers []int64
+		for _, o := range orders {
+			if o.Buy {
+				buyers = append(buyers, o.Acc.Account)
+			}
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM account_balances WHERE account_id = ANY($1) AND token_id = 1
+			ORDER BY account_id FOR UPDATE`, buyers); err != nil {
+			return err
+		}
 		for _, o := range orders {
 			if o.Buy {
 				tag, err := tx.Exec(ctx, `UPDATE account_balances SET locked = locked + $2::numeric
