@@ -102,6 +102,11 @@ func New(cfg Config) (*Loop, error) {
 		kgo.OnPartitionsAssigned(l.assigned),
 		kgo.OnPartitionsRevoked(l.revoked),
 		kgo.OnPartitionsLost(l.revoked),
+		// A fetch that finds nothing waits at most this long for records:
+		// with the embedded broker, the first fetch after a crashed
+		// incarnation's transaction was aborted could wait the whole
+		// default 5 s although records were there.
+		kgo.FetchMaxWait(500 * time.Millisecond),
 	}
 	if cfg.StaticMember {
 		opts = append(opts, kgo.InstanceID(cfg.TransactionalID))
