@@ -31,19 +31,23 @@ type consumer struct {
 	apply func(ctx context.Context, recs []*kgo.Record) error
 }
 
-func newConsumer(name, group string, brokers, topics []string, maxBatch int, pool *pgxpool.Pool, log *slog.Logger,
+func newConsumer(name, group, instanceID string, brokers, topics []string, maxBatch int, pool *pgxpool.Pool, log *slog.Logger,
 	apply func(context.Context, []*kgo.Record) error) (*consumer, error) {
 	c := &consumer{name: name, group: group, maxBatch: maxBatch, pool: pool, log: log, apply: apply}
-	var err error
-	c.cl, err = kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: name},
+	opts := []kgo.Opt{
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AdjustFetchOffsetsFn(c.storedOffsets),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
+		kgo.FetchMaxWait(100 * time.Millisecond),
+	}
+	if instanceID != "" {
+		opts = append(opts, kgo.InstanceID(instanceID))
+	}
+	var err error
+	c.cl, err = kafka.NewClient(kafka.Config{Brokers: brokers, ClientID: name}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -12,11 +12,12 @@ import (
 )
 
 // settlerProcess starts the settler binary against the broker and
-// database.
+// database, as the static group member kill-test: a restart takes the
+// killed instance's partitions back at once.
 func settlerProcess(t *testing.T, bin string, brokers []string, dbURL string) *exec.Cmd {
 	t.Helper()
 	return proctest.Start(t, bin, "KAFKA_BROKERS="+brokers[0], "DATABASE_URL="+dbURL, "ADMIN_ADDR=127.0.0.1:0",
-		"ENVIRONMENT=dev", "SETTLER_MAX_BATCH=300", "LOG_LEVEL=warn")
+		"ENVIRONMENT=dev", "SETTLER_MAX_BATCH=300", "SETTLER_INSTANCE_ID=kill-test", "LOG_LEVEL=warn")
 }
 
 // TestSettlerProcessKilledMidStream runs the settler as its own process,

@@ -39,6 +39,12 @@ type Config struct {
 	// MaxBatch is the most records applied in one Postgres transaction
 	// (SETTLER_MAX_BATCH, default 5000).
 	MaxBatch int
+	// InstanceID, when set (SETTLER_INSTANCE_ID), makes both consumers
+	// static members of their groups under that id: an instance restarted
+	// after a crash takes its partitions back at once, where otherwise the
+	// group waits for its previous incarnation's session to time out (45
+	// s). It must be stable per instance and unique between instances.
+	InstanceID string
 }
 
 // Default settings.
@@ -91,13 +97,13 @@ func New(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) 
 		return nil, fmt.Errorf("settler: %w", err)
 	}
 	s.feed = feed.NewPublisher(pool, s.producer, log.With("component", "account-feed"), feedQueue)
-	s.ledger, err = newConsumer("settler", cfg.Group, cfg.Brokers, Topics, cfg.MaxBatch, pool, log, nil)
+	s.ledger, err = newConsumer("settler", cfg.Group, cfg.InstanceID, cfg.Brokers, Topics, cfg.MaxBatch, pool, log, nil)
 	if err != nil {
 		s.producer.Close()
 		return nil, err
 	}
 	s.ledger.apply = s.applyLedger
-	s.trading, err = newConsumer("settler-trading", cfg.Group+TradingGroupSuffix, cfg.Brokers, TradingTopics, cfg.MaxBatch, pool, log, nil)
+	s.trading, err = newConsumer("settler-trading", cfg.Group+TradingGroupSuffix, cfg.InstanceID, cfg.Brokers, TradingTopics, cfg.MaxBatch, pool, log, nil)
 	if err != nil {
 		s.ledger.close()
 		s.producer.Close()

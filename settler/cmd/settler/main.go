@@ -43,6 +43,9 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		Brokers:  p.Common.KafkaBrokers,
 		Group:    r.String("SETTLER_GROUP", settler.DefaultGroup),
 		MaxBatch: r.Int("SETTLER_MAX_BATCH", settler.DefaultMaxBatch, 1, 100_000),
+		// Static group membership: opt-in, as it suits instances with
+		// stable ids (a StatefulSet).
+		InstanceID: r.StringOrEmpty("SETTLER_INSTANCE_ID", ""),
 	}
 	if err := r.Err(); err != nil {
 		return nil, nil, err
