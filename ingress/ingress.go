@@ -18,12 +18,12 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/outbox"
 )
 
 // Config is the ingress's own configuration.

@@ -3,9 +3,9 @@ package ingress
 import (
 	"time"
 
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/outbox"
 )
 
 // OrderEntryConfig configures order entry (docs/api.md "Orders").

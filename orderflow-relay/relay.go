@@ -25,6 +25,7 @@ import (
 	"blockspace.exchange/orderflow-relay/internal/stream"
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/outbox"
 )
 
 // ForwardConfig tunes the forwarding to builders.
@@ -56,6 +57,10 @@ type Deps struct {
 	Chain   Chain // nil: no inclusion tracking or refunds
 	Logger  *slog.Logger
 }
+
+// outboxRelayEvery is how often the outbox relay looks for events that
+// stayed behind (older than the outbox's RelayAge).
+const outboxRelayEvery = time.Second
 
 // Service is a running relay.
 type Service struct {
@@ -113,8 +118,12 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Go(func() { _ = s.ws.Run(ctx) })
 	wg.Go(func() { _ = s.fwd.Run(ctx, s.fwdCl) })
 	if s.deps.Chain != nil {
+		// The chain watcher keeps its events in the outbox; this relay
+		// delivers what a crash or a Kafka outage left there.
+		out := outbox.New(s.deps.Pool, s.producer, log.With("component", "outbox"))
 		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
-			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, s.producer, log)
+			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, out, log)
+		wg.Go(func() { out.Run(ctx, outboxRelayEvery) })
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	wg.Wait()

@@ -21,10 +21,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/ingress/internal/login"
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/users"
 	"blockspace.exchange/topics"
 )

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/users"
 	"blockspace.exchange/topics"
 )

@@ -23,9 +23,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/catalog"
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 

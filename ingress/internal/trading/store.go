@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/ingress/internal/outbox"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/ingress/internal/beacon"
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 

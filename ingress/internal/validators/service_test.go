@@ -16,11 +16,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/beacon"
-	"blockspace.exchange/ingress/internal/outbox"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"

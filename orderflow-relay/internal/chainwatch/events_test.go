@@ -1,12 +1,7 @@
 package chainwatch_test
 
 import (
-	"context"
-	"errors"
-	"io"
-	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +10,7 @@ import (
 	"blockspace.exchange/orderflow-relay/internal/chainwatch"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 
@@ -105,8 +101,7 @@ func describe(evs []published) []string {
 func TestOpenTooLongIsFailed(t *testing.T) {
 	e := setup(t)
 	cl, _ := kafkatest.Start(t)
-	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PendingTTL: time.Hour}, e.client(), e.pool, cl,
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PendingTTL: time.Hour}, e.client(), e.pool, outbox.New(e.pool, cl, quiet), quiet)
 	old, fresh, bundle := "0x"+strings.Repeat("a1", 32), "0x"+strings.Repeat("a2", 32), "0x"+strings.Repeat("b1", 32)
 	for _, tx := range []struct {
 		hash string
@@ -139,40 +134,28 @@ func TestOpenTooLongIsFailed(t *testing.T) {
 	}
 }
 
-// flakyProducer is the broker's client, failing every produce while down
-// as a client does while no broker answers.
-type flakyProducer struct {
-	cl   *kgo.Client
-	down atomic.Bool
-}
-
-func (p *flakyProducer) ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults {
-	if !p.down.Load() {
-		return p.cl.ProduceSync(ctx, rs...)
-	}
-	out := make(kgo.ProduceResults, len(rs))
-	for i, r := range rs {
-		out[i] = kgo.ProduceResult{Record: r, Err: errors.New("no broker answers")}
-	}
-	return out
-}
-
-// TestEventsKeptThroughAKafkaOutage includes a backrun while Kafka takes
-// nothing: its events are kept in Postgres, and the steps after Kafka is
-// back publish them, each once, with the ids they were decided with.
+// TestEventsKeptThroughAKafkaOutage includes a backrun while no broker
+// answers the watcher: its events stay in the outbox, and the outbox
+// relay, once a broker answers, publishes them, each once, with the ids
+// they were decided with.
 func TestEventsKeptThroughAKafkaOutage(t *testing.T) {
 	e := setup(t)
 	cl, _ := kafkatest.Start(t)
-	p := &flakyProducer{cl: cl}
-	p.down.Store(true)
-	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PayerKey: e.payer, RefundConfirmations: 4, Resend: time.Millisecond,
-		OutboxRelayAge: time.Millisecond}, e.client(), e.pool, p, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	down, err := kafka.NewClient(kafka.Config{Brokers: []string{"127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(down.Close)
+	out := outbox.New(e.pool, down, quiet)
+	out.PublishTimeout = 100 * time.Millisecond
+	w := chainwatch.New(chainwatch.Config{ChainID: chainID, PayerKey: e.payer, RefundConfirmations: 4, Resend: time.Millisecond},
+		e.client(), e.pool, out, quiet)
 	step(t, w)
 	origin, search := e.backrun(t)
 	e.mine(t, w, 1)
 	kept := func() int {
 		var n int
-		if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM orderflow_outbox`).Scan(&n); err != nil {
+		if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -184,11 +167,13 @@ func TestEventsKeptThroughAKafkaOutage(t *testing.T) {
 		t.Fatalf("events published during the outage: %v", got)
 	}
 
-	p.down.Store(false)
-	time.Sleep(2 * time.Millisecond) // older than OutboxRelayAge
-	step(t, w)
+	relay := outbox.New(e.pool, cl, quiet)
+	relay.RelayAge = 0
+	if n, err := relay.RelayOnce(t.Context(), 100); err != nil || n != 3 {
+		t.Fatalf("the relay delivered %d kept events (%v), want 3", n, err)
+	}
 	if n := kept(); n != 0 {
-		t.Fatalf("%d events still kept after Kafka is back", n)
+		t.Fatalf("%d events still kept after the relay delivered them", n)
 	}
 	lifecycle, refunds := readEvents(t, cl, topics.OrderflowLifecycle), readEvents(t, cl, topics.OrderflowRefunds)
 	for key, want := range map[string]string{origin: "INCLUDED", "0xb" + hash(search)[3:]: "INCLUDED"} {

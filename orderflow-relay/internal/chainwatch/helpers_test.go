@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/orderflow-relay/internal/chainwatch"
-	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 )
@@ -56,15 +56,19 @@ func (e *env) watcher(chain chainwatch.Chain, confirmations uint64) *chainwatch.
 	return e.watcherTo(chain, confirmations, nil)
 }
 
-// watcherTo is a watcher that publishes its events with producer.
-func (e *env) watcherTo(chain chainwatch.Chain, confirmations uint64, producer *kgo.Client) *chainwatch.Watcher {
-	var p of.Producer
-	if producer != nil {
-		p = producer
+// watcherTo is a watcher that keeps its events in the outbox and
+// publishes them with cl; with cl nil it keeps and publishes nothing.
+func (e *env) watcherTo(chain chainwatch.Chain, confirmations uint64, cl *kgo.Client) *chainwatch.Watcher {
+	var out *outbox.Outbox
+	if cl != nil {
+		out = outbox.New(e.pool, cl, quiet)
 	}
 	return chainwatch.New(chainwatch.Config{ChainID: chainID, PayerKey: e.payer, RefundConfirmations: confirmations, Resend: time.Millisecond},
-		chain, e.pool, p, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		chain, e.pool, out, quiet)
 }
+
+// quiet is the logger of the watchers under test.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func (e *env) client() simulated.Client { return e.sim.Client() }
 

@@ -28,10 +28,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
-	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 
@@ -69,10 +68,6 @@ type Config struct {
 	// Resend is how long a sent payout waits for a block before it is
 	// sent again (30s).
 	Resend time.Duration
-	// OutboxRelayAge is how old a kept event must be before the relay
-	// republishes it (10s): a publish after its commit usually takes it
-	// away first.
-	OutboxRelayAge time.Duration
 }
 
 const (
@@ -89,15 +84,15 @@ const (
 
 // Watcher follows the chain head.
 type Watcher struct {
-	cfg      Config
-	chain    Chain
-	pool     *pgxpool.Pool
-	producer of.Producer
-	log      *slog.Logger
+	cfg   Config
+	chain Chain
+	pool  *pgxpool.Pool
+	out   *outbox.Outbox // nil: events are neither kept nor published
+	log   *slog.Logger
 }
 
 // New returns a watcher.
-func New(cfg Config, chain Chain, pool *pgxpool.Pool, producer of.Producer, log *slog.Logger) *Watcher {
+func New(cfg Config, chain Chain, pool *pgxpool.Pool, out *outbox.Outbox, log *slog.Logger) *Watcher {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 250 * time.Millisecond
 	}
@@ -107,10 +102,7 @@ func New(cfg Config, chain Chain, pool *pgxpool.Pool, producer of.Producer, log 
 	if cfg.Resend <= 0 {
 		cfg.Resend = 30 * time.Second
 	}
-	if cfg.OutboxRelayAge <= 0 {
-		cfg.OutboxRelayAge = 10 * time.Second
-	}
-	return &Watcher{cfg: cfg, chain: chain, pool: pool, producer: producer, log: log}
+	return &Watcher{cfg: cfg, chain: chain, pool: pool, out: out, log: log}
 }
 
 // Run steps every Poll until ctx ends. Errors are retried at the next
@@ -155,10 +147,6 @@ func (w *Watcher) Step(ctx context.Context) error {
 	}
 	if err := w.expire(ctx); err != nil {
 		return err
-	}
-	if err := w.relayOutbox(ctx); err != nil {
-		// Kafka may be down: the events stay kept, and payouts go on.
-		w.log.Warn("chain watcher: kept orderflow events not sent", "error", err)
 	}
 	if w.cfg.PayerKey == nil {
 		return nil
@@ -220,14 +208,11 @@ func eachHash(ctx context.Context, tx pgx.Tx, sql string, cutoff time.Time, fn f
 // included within PendingTTL.
 const reasonExpired = "not included in time"
 
-// event is one orderflow event. keep stores it in the transaction that
-// decided it (orderflow_outbox); publish sends it once that transaction
-// has committed, and deletes it when Kafka has acknowledged it.
+// event is one orderflow event, kept in the outbox by the transaction
+// that decided it and published once that transaction has committed.
 type event struct {
 	topic, typ, id, key string
 	payload             any
-	record              *kgo.Record // the record kept, set by keep
-	outboxID            int64
 }
 
 type events []event
@@ -237,120 +222,52 @@ func (e *events) add(topic, typ, id, key string, payload any) {
 }
 
 // decide runs fn in one transaction, keeps the events fn adds in the
-// same transaction and publishes them once it has committed.
+// outbox in the same transaction and publishes them once it has
+// committed; the outbox relay delivers what a crash or a Kafka outage
+// left.
 func (w *Watcher) decide(ctx context.Context, fn func(tx pgx.Tx, evs *events) error) error {
-	var evs events
+	var kept []outbox.Pending
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		evs = nil
+		var evs events
 		if err := fn(tx, &evs); err != nil {
 			return err
 		}
-		return w.keep(ctx, tx, evs)
+		var err error
+		kept, err = w.keep(ctx, tx, evs)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	w.publish(ctx, evs)
-	return nil
-}
-
-// keep stores evs in orderflow_outbox in tx, so that a crash or a Kafka
-// outage after the commit cannot lose them. A watcher without a producer
-// publishes nothing and keeps nothing.
-func (w *Watcher) keep(ctx context.Context, tx pgx.Tx, evs events) error {
-	if w.producer == nil || len(evs) == 0 {
-		return nil
-	}
-	names, keys, values := make([]string, len(evs)), make([]string, len(evs)), make([][]byte, len(evs))
-	for i := range evs {
-		e := &evs[i]
-		env, err := topicsEnvelope(e)
-		if err != nil {
-			return err
-		}
-		if e.record, err = kafka.NewRecord(e.topic, []byte(e.key), env); err != nil {
-			return fmt.Errorf("orderflow event %s: %w", e.id, err)
-		}
-		names[i], keys[i], values[i] = e.topic, e.key, e.record.Value
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO orderflow_outbox (topic, key, value)
-		SELECT topic, key, value FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS v(topic, key, value, n) ORDER BY n
-		RETURNING outbox_id`, names, keys, values)
-	if err != nil {
-		return fmt.Errorf("keep orderflow events: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return fmt.Errorf("keep orderflow events: %w", err)
-	}
-	for i := range evs {
-		evs[i].outboxID = ids[i]
+	if w.out != nil {
+		w.out.Publish(ctx, kept)
 	}
 	return nil
 }
 
-// publish sends the events kept by a committed transaction, in order,
-// and deletes them once Kafka acknowledged them. What fails stays kept
-// for relayOutbox.
-func (w *Watcher) publish(ctx context.Context, evs events) {
-	if w.producer == nil || len(evs) == 0 {
-		return
+// keep writes evs to the outbox in tx. A watcher without an outbox keeps
+// nothing.
+func (w *Watcher) keep(ctx context.Context, tx pgx.Tx, evs events) ([]outbox.Pending, error) {
+	if w.out == nil {
+		return nil, nil
 	}
-	recs, ids := make([]*kgo.Record, len(evs)), make([]int64, len(evs))
-	for i, e := range evs {
-		recs[i], ids[i] = e.record, e.outboxID
-	}
-	if err := w.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		w.log.Warn("publish orderflow events; they are sent again later", "events", len(evs), "error", err)
-		return
-	}
-	if _, err := w.pool.Exec(ctx, `DELETE FROM orderflow_outbox WHERE outbox_id = ANY($1)`, ids); err != nil {
-		w.log.Warn("forget published orderflow events; they are sent again later", "error", err)
-	}
-}
-
-// relayOutbox publishes, in order, the kept events older than
-// OutboxRelayAge that no publish took away (a crash between commit and
-// acknowledgement, a Kafka outage), with their stored envelopes, and
-// deletes them in the same transaction. A consumer that sees one twice
-// drops it by its id.
-func (w *Watcher) relayOutbox(ctx context.Context) error {
-	if w.producer == nil {
-		return nil
-	}
-	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT outbox_id, topic, key, value FROM orderflow_outbox
-			WHERE created < now() - $1::interval ORDER BY outbox_id LIMIT 512 FOR UPDATE SKIP LOCKED`, w.cfg.OutboxRelayAge)
+	kept := make([]outbox.Pending, 0, len(evs))
+	for _, e := range evs {
+		env, err := topics.NewEnvelope(e.typ, topics.OrderflowVersion, e.id, time.Now(), e.payload)
 		if err != nil {
-			return fmt.Errorf("read kept orderflow events: %w", err)
+			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
 		}
-		var ids []int64
-		var recs []*kgo.Record
-		var id int64
-		var topic, key string
-		var value []byte
-		_, err = pgx.ForEachRow(rows, []any{&id, &topic, &key, &value}, func() error {
-			env, err := topicsDecode(value)
-			if err != nil {
-				return err
-			}
-			r, err := kafka.NewRecord(topic, []byte(key), env)
-			if err != nil {
-				return err
-			}
-			ids, recs = append(ids, id), append(recs, r)
-			return nil
-		})
-		if err != nil || len(recs) == 0 {
-			return err
+		r, err := kafka.NewRecord(e.topic, []byte(e.key), env)
+		if err != nil {
+			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
 		}
-		if err := w.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("republish kept orderflow events: %w", err)
+		p, err := outbox.Enqueue(ctx, tx, r)
+		if err != nil {
+			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
 		}
-		w.log.Info("republished kept orderflow events", "events", len(recs))
-		_, err = tx.Exec(ctx, `DELETE FROM orderflow_outbox WHERE outbox_id = ANY($1)`, ids)
-		return err
-	})
+		kept = append(kept, p)
+	}
+	return kept, nil
 }
 
 // eventID names an event the chain decided: what it is about, the status
@@ -374,22 +291,4 @@ func refundSubject(txHash, bundleHash string) string {
 func shortHash(h string) string {
 	h = strings.TrimPrefix(h, "0x")
 	return h[:min(8, len(h))]
-}
-
-// topicsEnvelope is the envelope of e, stamped now.
-func topicsEnvelope(e *event) (topics.Envelope, error) {
-	env, err := topics.NewEnvelope(e.typ, topics.OrderflowVersion, e.id, time.Now(), e.payload)
-	if err != nil {
-		return topics.Envelope{}, fmt.Errorf("orderflow event %s: %w", e.id, err)
-	}
-	return env, nil
-}
-
-// topicsDecode reads a kept envelope.
-func topicsDecode(value []byte) (topics.Envelope, error) {
-	env, err := topics.Decode(value)
-	if err != nil {
-		return topics.Envelope{}, fmt.Errorf("kept orderflow event: %w", err)
-	}
-	return env, nil
 }

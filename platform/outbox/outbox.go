@@ -1,10 +1,12 @@
-// Package outbox keeps the commands ingress accepted in Postgres until
-// Kafka has them. A command's row is written in the same transaction as
-// what the command reserves (DESIGN rule 4); after commit the command is
-// published and its row deleted once Kafka acknowledged it. A relay
-// republishes rows that stay behind (a broker outage, a crash between
-// commit and publish); consumers drop the duplicates by command id, so a
-// committed command is delivered at least once and applied once.
+// Package outbox keeps records a service decided in Postgres until Kafka
+// has them: the commands ingress accepted, written in the same
+// transaction as what they reserve (DESIGN rule 4), and the events the
+// orderflow relay's chain watcher decides. After commit a record is
+// published and its row deleted once Kafka acknowledged it. A relay, in
+// every service that runs one, republishes rows that stay behind (a
+// broker outage, a crash between commit and publish); consumers drop the
+// duplicates by envelope id, so a committed record is delivered at least
+// once and applied once.
 package outbox
 
 import (

@@ -3,7 +3,9 @@ package outbox
 import (
 	"context"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -13,7 +15,6 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/postgres/pgtest"
-	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // catalog's default), the other by key, and deletes both rows.
 func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 	ctx := t.Context()
-	pool := pgtest.New(t, schema.Migrations())
+	pool := pgtest.New(t, migrations())
 	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -106,3 +107,7 @@ func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 		t.Errorf("transfer republished as %s: %s", r.Key, r.Value)
 	}
 }
+
+// migrations are the exchange's schema. The settler module owns it; the
+// platform module cannot import it.
+func migrations() fs.FS { return os.DirFS("../../settler/schema/migrations") }
