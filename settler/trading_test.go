@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
@@ -185,16 +184,10 @@ func startMatcher(t *testing.T, bin string, brokers []string) *exec.Cmd {
 // committed, over all partitions.
 func matcherCommitted(t *testing.T, cl *kgo.Client) int64 {
 	t.Helper()
-	offsets, err := kadm.NewClient(cl).FetchOffsets(t.Context(), matcherGroup)
+	n, err := kafkatest.Committed(t.Context(), cl, matcherGroup, topics.Orders)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int64
-	offsets.Each(func(o kadm.OffsetResponse) {
-		if o.Topic == topics.Orders && o.Err == nil && o.At > 0 {
-			n += o.At
-		}
-	})
 	return n
 }
 

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // matcherProcess starts the matcher binary as instance id against the
@@ -51,7 +51,7 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	for deadline := time.Now().Add(60 * time.Second); committedInputs(ctx, kadm.NewClient(adm)) < 500; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); committedInputs(ctx, adm) < 500; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first matcher committed fewer than 500 commands")
 		}
@@ -59,7 +59,7 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 	proctest.Kill(t, first)
 	<-produced
 
-	if n := committedInputs(ctx, kadm.NewClient(adm)); n >= int64(len(envs)) {
+	if n := committedInputs(ctx, adm); n >= int64(len(envs)) {
 		t.Fatalf("the kill came after every command was committed (%d); make the stream longer", n)
 	}
 
@@ -68,17 +68,9 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 }
 
 // committedInputs is how many orders records the matcher group has
-// committed, in the transactions that published their outputs.
-func committedInputs(ctx context.Context, adm *kadm.Client) int64 {
-	offsets, err := adm.FetchOffsets(ctx, DefaultGroup)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	offsets.Each(func(o kadm.OffsetResponse) {
-		if o.Topic == topics.Orders && o.Err == nil && o.At > 0 {
-			n += o.At
-		}
-	})
+// committed, in the transactions that published their outputs; 0 while
+// the group cannot be asked.
+func committedInputs(ctx context.Context, cl *kgo.Client) int64 {
+	n, _ := kafkatest.Committed(ctx, cl, DefaultGroup, topics.Orders)
 	return n
 }

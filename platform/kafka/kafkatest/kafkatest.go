@@ -133,6 +133,22 @@ func WaitConsumed(ctx context.Context, t testing.TB, cl *kgo.Client, group, topi
 	}
 }
 
+// Committed is the sum of group's committed offsets over the partitions
+// of topic it has committed: how many of their records it has consumed.
+func Committed(ctx context.Context, cl *kgo.Client, group, topic string) (int64, error) {
+	offsets, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	offsets.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil && o.At > 0 {
+			n += o.At
+		}
+	})
+	return n, nil
+}
+
 // listOffsets returns each partition's high watermark, or its last stable
 // offset when committed is set.
 func listOffsets(ctx context.Context, t testing.TB, cl *kgo.Client, topic string, committed bool) map[int32]int64 {
