@@ -2,41 +2,36 @@ package engine
 
 import (
 	"bytes"
-	"strings"
 
 	"blockspace.exchange/topics"
 )
 
 // Decoding an orders record is most of what a command costs when it goes
-// through encoding/json. decodePlace reads the common record, an order.place
-// of version 1 as ingress writes it, in one pass without reflection. It
-// accepts only input it reads exactly as topics.Decode and
-// topics.DecodeOrderPlace would, and declines everything else: other types,
-// escapes and non-ASCII bytes in strings, duplicate or case-folded member
-// names, nulls, numbers that are not plain integers. A declined record goes
-// through the strict decoder, which either reads it or says what is wrong
-// with it, so both paths give the same answer; a fuzz test holds them to
-// that.
+// through encoding/json. decodePlaceData reads the payload of the common
+// record, an order.place of version 1 as ingress writes it, in one pass
+// without reflection (topics.Decode reads its envelope the same way). It
+// accepts only input it reads exactly as topics.DecodeOrderPlace would,
+// and declines everything else: escapes and non-ASCII bytes in strings,
+// duplicate or case-folded member names, nulls, numbers that are not plain
+// integers. A declined payload goes through the strict decoder, which
+// either reads it or says what is wrong with it, so both paths give the
+// same answer; a fuzz test holds them to that.
 
-// ApplyRecord decodes an orders record value and applies it.
+// ApplyRecord decodes an orders record value and applies it. The
+// envelope is read by topics.Decode (one pass for the compact envelopes
+// ingress writes); an order.place payload by decodePlaceData, which
+// declines what it does not read exactly as topics.DecodeOrderPlace would.
 func (e *Engine) ApplyRecord(value []byte) ([]Output, error) {
-	var h envelopeHead
-	if cmd, ok := decodePlace(value, &h); ok {
-		return e.applyPlaceCommand(h.id, h.time, cmd)
-	}
 	env, err := topics.Decode(value)
 	if err != nil {
 		return nil, err
 	}
+	if env.Type == topics.TypeOrderPlace && env.Version == topics.OrderCommandVersion {
+		if cmd, ok := decodePlaceData(env.Data); ok {
+			return e.applyPlaceCommand(env.ID, env.Time, cmd)
+		}
+	}
 	return e.Apply(env)
-}
-
-// envelopeHead is what the fast path reads of the envelope.
-type envelopeHead struct {
-	typ     string
-	version int64
-	id      string
-	time    int64
 }
 
 // scanner walks a JSON text; ok turns false at the first byte it declines.
@@ -170,88 +165,6 @@ func (s *scanner) object(member func(name []byte) bool) {
 		}
 		if !s.byte(',') {
 			s.ok = false
-		}
-	}
-}
-
-// decodePlace reads an order.place record of version 1. Members may come in
-// any order; data is read once the envelope said what it holds.
-func decodePlace(b []byte, h *envelopeHead) (topics.OrderPlace, bool) {
-	s := scanner{b: b, ok: true}
-	var seen uint8
-	var dataAt = -1
-	s.object(func(name []byte) bool {
-		bit := envelopeMember(name)
-		if bit == 0 || seen&bit != 0 {
-			return false // an unknown member may be anything: leave it to the strict path
-		}
-		seen |= bit
-		switch string(name) {
-		case "type":
-			if string(s.raw()) == topics.TypeOrderPlace {
-				h.typ = topics.TypeOrderPlace
-			}
-		case "version":
-			h.version = s.int()
-		case "id":
-			h.id = s.str()
-		case "time":
-			h.time = s.int()
-		case "data":
-			dataAt = s.i
-			s.skipObject()
-		}
-		return s.ok
-	})
-	s.ws()
-	if !s.ok || s.i != len(b) || seen != 1<<5-1 || h.typ != topics.TypeOrderPlace || h.version != topics.OrderCommandVersion ||
-		h.id == "" || len(h.id) > topics.MaxIDLen || strings.IndexByte(h.id, ' ') >= 0 || h.time < 0 {
-		return topics.OrderPlace{}, false
-	}
-	return decodePlaceData(b[dataAt:])
-}
-
-// envelopeMember returns the bit of a member the fast path reads, or 0.
-func envelopeMember(name []byte) uint8 {
-	switch string(name) {
-	case "type":
-		return 1
-	case "version":
-		return 2
-	case "id":
-		return 4
-	case "time":
-		return 8
-	case "data":
-		return 16
-	}
-	return 0
-}
-
-// skipObject passes over an object whose strings have no escapes and whose
-// values are not nested; that is all an order.place holds. Its members are
-// read again by decodePlaceData.
-func (s *scanner) skipObject() {
-	if !s.byte('{') {
-		s.ok = false
-		return
-	}
-	for depth := 1; s.ok && depth > 0; {
-		s.ws()
-		if s.i >= len(s.b) {
-			s.ok = false
-			return
-		}
-		switch c := s.b[s.i]; {
-		case c == '}':
-			depth--
-			s.i++
-		case c == '"':
-			s.str()
-		case c == '{', c == '[', c == '\\':
-			s.ok = false
-		default:
-			s.i++
 		}
 	}
 }
