@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/matcher/internal/engine"
 	pkafka "blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
 )
@@ -26,17 +28,22 @@ const benchRecords = 160_000
 //     read_committed consumer reads them back;
 //   - matcher: franz-go produces them to orders, and the matcher consumes,
 //     matches, produces order events and fills and commits, transaction by
-//     transaction, until the last command is committed.
+//     transaction, until the last command is committed;
+//   - kafka-only: the matcher path again, on a second broker, with each
+//     record's outputs computed before the clock starts, so it measures the
+//     matcher's Kafka work (consume, transactional produce of the same
+//     outputs, commit) without its matching: the most the matcher could
+//     reach with an engine that cost nothing.
 //
 // Both paths produce the same records, encoded before the clock starts (encoding
 // commands is ingress's work, not the matcher's), and the clock of the matcher
 // path starts once the matcher holds its partitions, as the raw consumer is
 // created before its clock starts. It prints records/s for both and the ratio
-// matcher/raw. Each iteration uses a fresh broker; -benchtime 1x is enough for
-// a figure.
+// matcher/raw, and kafka-only/raw. Each iteration uses fresh brokers;
+// -benchtime 1x is enough for a figure.
 func BenchmarkEndToEnd(b *testing.B) {
-	var rawSecs, matcherSecs float64
-	var rawCPU, matcherCPU time.Duration
+	var rawSecs, matcherSecs, kafkaSecs float64
+	var rawCPU, matcherCPU, kafkaCPU time.Duration
 	var outputs int64
 	for range b.N {
 		b.StopTimer()
@@ -50,27 +57,58 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.StartTimer()
 
 		raw := measureRaw(b, ctx, cfg, envs)
-		m, n := measureMatcher(b, ctx, cfg, envs)
+		m, n := measureMatcher(b, ctx, cfg, envs, nil)
+		b.StopTimer()
+		cfg2 := startBroker(b, ctx)
+		outputsOf := precomputed(b, commandRecords(b, envs))
+		b.StartTimer()
+		k, _ := measureMatcher(b, ctx, cfg2, envs, outputsOf)
 		rawSecs += raw.wall.Seconds()
 		matcherSecs += m.wall.Seconds()
+		kafkaSecs += k.wall.Seconds()
 		rawCPU += raw.cpu
 		matcherCPU += m.cpu
+		kafkaCPU += k.cpu
 		outputs += n
 		cancel()
 	}
 	n := float64(b.N)
 	records := float64(benchRecordsOf(b))
-	raw, matcher := records*n/rawSecs, records*n/matcherSecs
+	raw, matcher, kafka := records*n/rawSecs, records*n/matcherSecs, records*n/kafkaSecs
 	b.ReportMetric(raw, "raw-records/s")
 	b.ReportMetric(matcher, "matcher-records/s")
 	b.ReportMetric(matcher/raw, "matcher/raw")
+	b.ReportMetric(kafka/raw, "kafka-only/raw")
 	b.ReportMetric(float64(outputs)/n/records, "outputs/record")
-	rawCPUPer := float64(rawCPU.Nanoseconds()) / 1e3 / n / records
-	matcherCPUPer := float64(matcherCPU.Nanoseconds()) / 1e3 / n / records
-	b.ReportMetric(rawCPUPer, "raw-cpu-µs/record")
-	b.ReportMetric(matcherCPUPer, "matcher-cpu-µs/record")
-	b.Logf("raw produce+consume %.0f records/s (%.2f µs of CPU a record); matcher end to end %.0f records/s (%.2f µs); ratio %.2f",
-		raw, rawCPUPer, matcher, matcherCPUPer, matcher/raw)
+	perRecord := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / n / records }
+	b.ReportMetric(perRecord(rawCPU), "raw-cpu-µs/record")
+	b.ReportMetric(perRecord(matcherCPU), "matcher-cpu-µs/record")
+	b.ReportMetric(perRecord(kafkaCPU), "kafka-only-cpu-µs/record")
+	b.Logf("raw produce+consume %.0f records/s (%.2f µs of CPU a record); matcher end to end %.0f records/s (%.2f µs), ratio %.2f; "+
+		"the matcher's Kafka work alone %.0f records/s (%.2f µs), ratio %.2f",
+		raw, perRecord(rawCPU), matcher, perRecord(matcherCPU), matcher/raw, kafka, perRecord(kafkaCPU), kafka/raw)
+}
+
+// precomputed applies recs, partition by partition in the order they are
+// produced (each partition's offsets follow it), to fresh engines, and
+// returns a lookup of each record's outputs by partition and offset.
+func precomputed(b *testing.B, recs []*kgo.Record) func(*kgo.Record) []engine.Output {
+	b.Helper()
+	engines := map[int32]*engine.Engine{}
+	outs := map[int32][][]engine.Output{}
+	for _, r := range recs {
+		e := engines[r.Partition]
+		if e == nil {
+			e = engine.New()
+			engines[r.Partition] = e
+		}
+		o, err := e.ApplyRecord(r.Value)
+		if err != nil {
+			b.Fatal(err)
+		}
+		outs[r.Partition] = append(outs[r.Partition], slices.Clone(o))
+	}
+	return func(r *kgo.Record) []engine.Output { return outs[r.Partition][r.Offset] }
 }
 
 // benchRecordsOf is the exact record count of the stream built above.
@@ -125,13 +163,16 @@ func measureRaw(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []top
 	return measured{time.Since(start), processCPU() - cpu}
 }
 
-func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope) (measured, int64) {
+// measureMatcher times the matcher path; outputsOf, when not nil, stands in
+// for its engines.
+func measureMatcher(b *testing.B, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope, outputsOf func(*kgo.Record) []engine.Output) (measured, int64) {
 	b.Helper()
 	l, err := New(Config{Kafka: cfg, TransactionalID: fmt.Sprintf("matcher-bench-%d", time.Now().UnixNano()), Logger: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Close()
+	l.outputsOf = outputsOf
 	recs := commandRecords(b, envs)
 	producer, err := pkafka.NewClient(cfg)
 	if err != nil {
