@@ -88,7 +88,9 @@ func unexpected(cause error) *Error {
 
 // ErrUnavailable marks errors of adapters whose dependency is down or
 // overloaded; wrap it (fmt.Errorf("publish: %w: %v", ErrUnavailable, err))
-// and the frame answers 503 instead of 500.
+// and the frame answers 503 instead of 500. Packages that do not depend on
+// this one mark theirs with a method instead: an error in the chain with
+// Unavailable() bool reporting true is answered 503 too.
 var ErrUnavailable = errors.New("dependency unavailable")
 
 // Classify turns any error into the application error the client sees.

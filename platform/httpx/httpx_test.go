@@ -47,6 +47,8 @@ func newTestEngine(t *testing.T, logs io.Writer, mutate func(*Config)) *gin.Engi
 	e.GET("/forbidden", func(c *gin.Context) { Fail(c, Forbidden("account 7 is not yours")) })
 	e.GET("/refused", func(c *gin.Context) { Fail(c, Refused(123, "error.account.insufficientFund", "insufficient funds")) })
 	e.GET("/unavailable", func(c *gin.Context) { Fail(c, fmt.Errorf("publish: %w", ErrUnavailable)) })
+	e.GET("/unavailable-marked", func(c *gin.Context) { Fail(c, fmt.Errorf("publish: %w", markedUnavailable(true))) })
+	e.GET("/available-marked", func(c *gin.Context) { Fail(c, fmt.Errorf("publish: %w", markedUnavailable(false))) })
 	e.GET("/boom", func(c *gin.Context) { Fail(c, errors.New("secret internal detail")) })
 	e.GET("/panic", func(c *gin.Context) { panic("secret panic detail") })
 	e.GET("/partial", func(c *gin.Context) {
@@ -95,6 +97,8 @@ func TestErrorModel(t *testing.T) {
 		{name: "forbidden", method: "GET", path: "/forbidden", status: 403, code: 1},
 		{name: "business refusal is 200", method: "GET", path: "/refused", status: 200, code: 123},
 		{name: "unavailable", method: "GET", path: "/unavailable", status: 503, code: 21, header: "Retry-After", headerValue: "1"},
+		{name: "marked unavailable", method: "GET", path: "/unavailable-marked", status: 503, code: 21, header: "Retry-After", headerValue: "1"},
+		{name: "marked available", method: "GET", path: "/available-marked", status: 500, code: 9999},
 		{name: "unexpected", method: "GET", path: "/boom", status: 500, code: 9999, msgHas: "request id"},
 		{name: "panic", method: "GET", path: "/panic", status: 500, code: 9999},
 		{name: "wrong method on own path", method: "DELETE", path: "/api/v1/p/tokens", status: 400, code: 1001, msgHas: "use GET"},
@@ -342,3 +346,10 @@ func TestPartialSuccessLogsItsError(t *testing.T) {
 		t.Fatalf("logged %+v, want WARN with the error", line)
 	}
 }
+
+// markedUnavailable is an error of a package that does not import httpx
+// and says with a method whether its dependency is unavailable.
+type markedUnavailable bool
+
+func (m markedUnavailable) Error() string     { return "broker did not answer" }
+func (m markedUnavailable) Unavailable() bool { return bool(m) }

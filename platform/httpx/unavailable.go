@@ -17,6 +17,10 @@ func isUnavailable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
 		return true
 	}
+	var marked interface{ Unavailable() bool }
+	if errors.As(err, &marked) && marked.Unavailable() {
+		return true
+	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
 		return true

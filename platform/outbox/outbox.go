@@ -22,10 +22,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
 )
+
+// ErrUnacknowledged is in the chain of an error of Send or sendWait when
+// Kafka did not acknowledge the records in time or refused them. Its
+// Unavailable method makes the HTTP frame (platform/httpx) answer 503: the
+// request can be tried again.
+var ErrUnacknowledged error = unacknowledged{}
+
+type unacknowledged struct{}
+
+func (unacknowledged) Error() string     { return "kafka did not acknowledge" }
+func (unacknowledged) Unavailable() bool { return true }
 
 // Outbox stores commands with their reservations and delivers them.
 type Outbox struct {
@@ -194,7 +204,7 @@ func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
 		return
 	}
 	timer := time.AfterFunc(o.PublishTimeout, func() {
-		reply(fmt.Errorf("publish commands: %w: no acknowledgement within %s", httpx.ErrUnavailable, o.PublishTimeout))
+		reply(fmt.Errorf("publish commands: %w: no acknowledgement within %s", ErrUnacknowledged, o.PublishTimeout))
 	})
 	var (
 		mu    sync.Mutex
@@ -216,7 +226,7 @@ func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
 			timer.Stop()
 			acked(failed)
 			if failed != nil {
-				failed = fmt.Errorf("publish commands: %w: %v", httpx.ErrUnavailable, failed)
+				failed = fmt.Errorf("publish commands: %w: %v", ErrUnacknowledged, failed)
 			}
 			reply(failed)
 		})
