@@ -84,6 +84,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSingleElement$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodedTxAppendJSON$$' -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/trading/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIDs$$' -fuzztime 30s ./query-api/internal/funding/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTxQuery$$' -fuzztime 30s ./query-api/internal/funding/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/ledger/
+	$(GO) test -run '^$$' -fuzz '^FuzzWithdrawBody$$' -fuzztime 30s ./ingress/internal/funding/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy); done
