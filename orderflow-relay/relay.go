@@ -69,6 +69,7 @@ type Service struct {
 	hub      *stream.Hub
 	ws       *stream.Server
 	producer *kgo.Client
+	out      *outbox.Outbox
 	feedCl   *kgo.Client
 	fwd      *builders.Forwarder
 	fwdCl    *kgo.Client
@@ -92,7 +93,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		s.Close()
 		return nil, err
 	}
-	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.producer, deps.Logger)
+	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
+	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
 	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders"}, s.fwd.ClientOpts()...); err != nil {
 		s.Close()
 		return nil, err
@@ -109,21 +111,21 @@ func (s *Service) Handler() http.Handler { return s.ws }
 // Sockets is the number of open searcher sockets.
 func (s *Service) Sockets() int { return s.hub.Len() }
 
-// Run runs the feed, the forwarder, the key re-checks and the chain
-// watcher until ctx ends.
+// Run runs the feed, the forwarder, the key re-checks, the chain watcher
+// and the outbox relay until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	log := s.deps.Logger
 	wg.Go(func() { _ = stream.NewFeed(s.hub, log).Run(ctx, s.feedCl) })
 	wg.Go(func() { _ = s.ws.Run(ctx) })
 	wg.Go(func() { _ = s.fwd.Run(ctx, s.fwdCl) })
+	// The forwarder and the chain watcher keep their events in the
+	// outbox; its relay delivers what a crash or a Kafka outage left
+	// there.
+	wg.Go(func() { s.out.Run(ctx, outboxRelayEvery) })
 	if s.deps.Chain != nil {
-		// The chain watcher keeps its events in the outbox; this relay
-		// delivers what a crash or a Kafka outage left there.
-		out := outbox.New(s.deps.Pool, s.producer, log.With("component", "outbox"))
 		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
-			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, out, log)
-		wg.Go(func() { out.Run(ctx, outboxRelayEvery) })
+			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, s.out, log)
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	wg.Wait()

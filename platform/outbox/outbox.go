@@ -1,9 +1,10 @@
 // Package outbox keeps records a service decided in Postgres until Kafka
 // has them: the commands ingress accepted, written in the same
 // transaction as what they reserve (DESIGN rule 4), and the events the
-// orderflow relay's chain watcher decides. After commit a record is
-// published and its row deleted once Kafka acknowledged it. A relay, in
-// every service that runs one, republishes rows that stay behind (a
+// orderflow relay decides (its forwarder's bundle status changes, its
+// chain watcher's inclusions, refunds and payouts). After commit a record
+// is published and its row deleted once Kafka acknowledged it. A relay,
+// in every service that runs one, republishes rows that stay behind (a
 // broker outage, a crash between commit and publish); consumers drop the
 // duplicates by envelope id, so a committed record is delivered at least
 // once and applied once.

@@ -18,6 +18,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 
@@ -88,7 +89,7 @@ type Forwarder struct {
 	cfg      Config
 	pool     *pgxpool.Pool
 	builders []Client
-	producer of.Producer
+	out      *outbox.Outbox // nil: status events are neither kept nor published
 	log      *slog.Logger
 	now      func() time.Time
 	// waiting are stored backruns whose originator transaction was not
@@ -108,15 +109,17 @@ type Forwarder struct {
 	wake    context.CancelFunc // ends the poll Run waits in
 }
 
-// NewForwarder returns a forwarder to the builders at urls.
-func NewForwarder(cfg Config, pool *pgxpool.Pool, urls []string, producer of.Producer, log *slog.Logger) *Forwarder {
+// NewForwarder returns a forwarder to the builders at urls that keeps the
+// bundle status events it decides in out; with out nil it keeps and
+// publishes none.
+func NewForwarder(cfg Config, pool *pgxpool.Pool, urls []string, out *outbox.Outbox, log *slog.Logger) *Forwarder {
 	cfg = cfg.withDefaults()
 	hc := NewHTTPClient(cfg.Parallel)
 	clients := make([]Client, 0, len(urls))
 	for _, u := range urls {
 		clients = append(clients, Client{URL: u, HTTP: hc})
 	}
-	return &Forwarder{cfg: cfg, pool: pool, builders: clients, producer: producer, log: log, now: time.Now}
+	return &Forwarder{cfg: cfg, pool: pool, builders: clients, out: out, log: log, now: time.Now}
 }
 
 // Run consumes with cl (built with f.ClientOpts) until ctx ends. Offsets

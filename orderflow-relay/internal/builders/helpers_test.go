@@ -24,6 +24,7 @@ import (
 	"blockspace.exchange/platform/jsonrpc"
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -278,14 +279,24 @@ func newForwarder(t *testing.T, b *fakeBuilder, batch int) (*Forwarder, *pgxpool
 	return forwarderOn(pool, Config{Batch: batch}, b), pool
 }
 
-// forwarderOn returns a forwarder on pool to the builders bs.
+// forwarderOn returns a forwarder on pool to the builders bs that keeps
+// no status events.
 func forwarderOn(pool *pgxpool.Pool, cfg Config, bs ...*fakeBuilder) *Forwarder {
+	return forwarderTo(pool, cfg, nil, bs...)
+}
+
+// forwarderTo returns a forwarder on pool to the builders bs that keeps
+// its status events in out.
+func forwarderTo(pool *pgxpool.Pool, cfg Config, out *outbox.Outbox, bs ...*fakeBuilder) *Forwarder {
 	urls := make([]string, len(bs))
 	for i, b := range bs {
 		urls[i] = b.srv.URL
 	}
-	return NewForwarder(cfg, pool, urls, &capture{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return NewForwarder(cfg, pool, urls, out, quiet)
 }
+
+// quiet is the logger of the forwarders and outboxes under test.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // running is a forwarder running in the consumer group.
 type running struct {

@@ -21,9 +21,15 @@ func clocked(t *testing.T, bs ...*fakeBuilder) (*Forwarder, *pgxpool.Pool, func(
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
 	f := forwarderOn(pool, Config{}, bs...)
+	return f, pool, clock(f)
+}
+
+// clock gives f a clock the test moves, and returns the function that
+// moves it.
+func clock(f *Forwarder) func(time.Duration) {
 	now := time.Now()
 	f.now = func() time.Time { return now }
-	return f, pool, func(d time.Duration) { now = now.Add(d) }
+	return func(d time.Duration) { now = now.Add(d) }
 }
 
 func handle(t *testing.T, f *Forwarder, recs ...*kgo.Record) {

@@ -2,12 +2,13 @@ package builders
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
 )
 
@@ -171,19 +172,17 @@ func (f *Forwarder) unforwardedReason() string {
 	return "no builder accepted it within " + f.cfg.RetryFor.String()
 }
 
-// record stores what this pass's sends changed and publishes the status
-// changes: a bundle that reached its first builder is FORWARDED, one that
-// reached more gets them added, and one that no builder took and none will
-// try again is FAILED. A bundle replaced or cancelled meanwhile keeps that
-// state. had is how many builders each job sent had before.
+// record stores what this pass's sends changed and the status events it
+// causes in one transaction, and publishes the events once it has
+// committed: a bundle that reached its first builder is FORWARDED, one
+// that reached more gets them added (no event), and one that no builder
+// took and none will try again is FAILED. A bundle replaced or cancelled
+// meanwhile keeps that state, with no event. had is how many builders
+// each job sent had before.
 func (f *Forwarder) record(ctx context.Context, had map[*job]int) {
 	retrying := map[*job]bool{}
 	for _, r := range f.retries {
 		retrying[r.job] = true
-	}
-	type update struct {
-		j      *job
-		status string // published when the row changed; "" publishes nothing
 	}
 	var updates []update
 	b := &pgx.Batch{}
@@ -208,31 +207,72 @@ func (f *Forwarder) record(ctx context.Context, had map[*job]int) {
 	if len(updates) == 0 {
 		return
 	}
-	br := f.pool.SendBatch(ctx, b)
-	var recs []*kgo.Record
+	var kept []outbox.Pending
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		var err error
+		kept, err = f.apply(ctx, tx, b, updates)
+		return err
+	})
+	if err != nil {
+		f.log.Warn("record bundle forwarding", "error", err)
+		return
+	}
+	if f.out != nil {
+		f.out.Publish(ctx, kept)
+	}
+}
+
+// update is one status UPDATE of record and the status its event
+// reports when it changed the row; "" reports nothing.
+type update struct {
+	j      *job
+	status string
+}
+
+// apply runs the UPDATEs of b in tx in one round trip and writes the
+// event of each that changed its row to the outbox. A forwarder without
+// an outbox keeps no event.
+func (f *Forwarder) apply(ctx context.Context, tx pgx.Tx, b *pgx.Batch, updates []update) ([]outbox.Pending, error) {
+	br := tx.SendBatch(ctx, b)
+	var changed []topics.OrderflowBundleStatus
 	for _, u := range updates {
 		tag, err := br.Exec()
 		if err != nil {
-			f.log.Warn("record bundle forwarding", "error", err)
-			break
+			_ = br.Close()
+			return nil, fmt.Errorf("update bundle %s: %w", u.j.bundleHash, err)
 		}
-		if tag.RowsAffected() == 0 || u.status == "" {
-			continue
-		}
-		st := topics.OrderflowBundleStatus{BundleHash: u.j.bundleHash, Status: u.status, At: f.now().UnixMilli()}
-		if u.status == topics.BundleForwarded {
-			st.BuilderBundleHash, st.Builders = u.j.builderHash, u.j.sentTo
-		} else {
-			st.Reason = f.unforwardedReason()
-		}
-		if r, err := statusRecord(st); err == nil {
-			recs = append(recs, r)
+		if tag.RowsAffected() > 0 && u.status != "" {
+			changed = append(changed, f.statusOf(u))
 		}
 	}
-	_ = br.Close()
-	if len(recs) > 0 {
-		if err := f.producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			f.log.Warn("publish bundle status", "error", err)
-		}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("update bundles: %w", err)
 	}
+	if f.out == nil {
+		return nil, nil
+	}
+	kept := make([]outbox.Pending, 0, len(changed))
+	for _, st := range changed {
+		r, err := statusRecord(st)
+		if err != nil {
+			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
+		}
+		p, err := outbox.Enqueue(ctx, tx, r)
+		if err != nil {
+			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
+		}
+		kept = append(kept, p)
+	}
+	return kept, nil
+}
+
+// statusOf is the event of an update that changed its row.
+func (f *Forwarder) statusOf(u update) topics.OrderflowBundleStatus {
+	st := topics.OrderflowBundleStatus{BundleHash: u.j.bundleHash, Status: u.status, At: f.now().UnixMilli()}
+	if u.status == topics.BundleForwarded {
+		st.BuilderBundleHash, st.Builders = u.j.builderHash, u.j.sentTo
+	} else {
+		st.Reason = f.unforwardedReason()
+	}
+	return st
 }
