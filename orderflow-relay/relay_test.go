@@ -72,6 +72,14 @@ func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// The server joins the socket to the stream just after its handshake
+	// answer, which the dial may read first: wait for it, or a feed
+	// quicker than that would broadcast before the socket listens.
+	for deadline := time.Now().Add(30 * time.Second); svc.Sockets() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sockets open, want 1", svc.Sockets())
+		}
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
