@@ -9,9 +9,11 @@ package topics
 // transaction are 0x hex quantities as in Ethereum JSON-RPC; wei amounts
 // outside it are decimal strings. Envelope ids: "tx-<hash>" for
 // orderflow.tx (a transaction is published once), "obundle-<bundleHash>",
-// "sbundle-<submissionId>", "bs-<bundleHash>-<status>" for what the
-// forwarder decides, so a replayed or duplicated event has the id of the
-// first. Events the chain decides name the block they were learned from,
+// "sbundle-<submissionId>", "bs-<bundleHash>-<status>-<partition>:<offset>"
+// for what the forwarder decides, naming the orderflow-bundles record that
+// caused it, so a replayed or duplicated event has the id of the first and
+// a bundle sent again reaches a status again under a new id. Events the
+// chain decides name the block they were learned from,
 // so the same status reached again after a reorganisation is a new event:
 // "txs-<hash>-<status>-<block>-<hash8>", "bs-<bundleHash>-<status>-<block>-<hash8>"
 // and "rf-<txHash>-<bundleHash8>-<status>-<block>-<hash8>" (hash8: the

@@ -301,21 +301,41 @@ func (f *Forwarder) resolve(ctx context.Context, p *plan) error {
 
 // store writes the poll in one Postgres transaction (a pipelined batch):
 // the transactions in one statement, then bundles, replacements and
-// cancellations in log order, then the backruns that waited too long.
+// cancellations in log order, then the backruns that waited too long;
+// with them, in the outbox, the status events of the bundles replaced,
+// cancelled or failed, published once it committed.
 func (f *Forwarder) store(ctx context.Context, p *plan) error {
 	b := &pgx.Batch{}
 	p.queue(b)
 	if b.Len() == 0 {
 		return nil
 	}
-	if err := f.pool.SendBatch(ctx, b).Close(); err != nil {
+	var kept []outbox.Pending
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		events, srcs := make([]topics.OrderflowBundleStatus, len(p.changed)), make([]source, len(p.changed))
+		for i, c := range p.changed {
+			events[i], srcs[i] = c.status, c.src
+		}
+		var err error
+		kept, err = f.keep(ctx, tx, events, srcs)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store orderflow: %w", err)
+	}
+	if len(kept) > 0 {
+		f.out.Publish(ctx, kept)
 	}
 	return nil
 }
 
-func statusRecord(st topics.OrderflowBundleStatus) (*kgo.Record, error) {
-	e, err := topics.NewEnvelope(topics.TypeOrderflowBundleStatus, topics.OrderflowVersion, "bs-"+st.BundleHash+"-"+st.Status, time.UnixMilli(st.At), st)
+// statusRecord is the orderflow-lifecycle record of a status event with
+// the envelope id id.
+func statusRecord(id string, st topics.OrderflowBundleStatus) (*kgo.Record, error) {
+	e, err := topics.NewEnvelope(topics.TypeOrderflowBundleStatus, topics.OrderflowVersion, id, time.UnixMilli(st.At), st)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,19 @@ type plan struct {
 	jobList []*job
 	waiting []*pending // backruns still waiting, for the next poll
 	expired []*pending // backruns that waited too long: FAILED
+
+	// changed collects, as the batch of queue is read, the status events
+	// of the rows its statements changed: bundles replaced, cancelled, or
+	// failed waiting for their backrun's transaction.
+	changed []statusChange
+}
+
+// statusChange is a status event and the log position of the record that
+// caused it, which makes its id: a bundle sent again after it was
+// replaced or cancelled can be replaced or cancelled again, a new event.
+type statusChange struct {
+	status topics.OrderflowBundleStatus
+	src    source
 }
 
 // storedBundle is what a bundle record stores: a bundle of either kind, or
@@ -318,12 +331,29 @@ func (p *plan) jobs() []*job { return p.jobList }
 func (p *plan) queue(b *pgx.Batch) {
 	p.queueTxs(b)
 	for _, r := range p.bundles {
-		r.queue(b)
+		r.queue(b, p.collect)
 	}
 	for _, w := range p.expired {
+		reason := "backrun of " + lower(w.sb.BackrunOf) + ", a transaction this relay never received"
 		b.Queue(`UPDATE orderflow_bundles SET status = 'FAILED', reason = $2, updated_at = now()
-			WHERE bundle_hash = $1 AND status = 'RECEIVED'`, lower(w.sb.BundleHash),
-			"backrun of "+lower(w.sb.BackrunOf)+", a transaction this relay never received")
+			WHERE bundle_hash = $1 AND status = 'RECEIVED' RETURNING bundle_hash`, lower(w.sb.BundleHash), reason).
+			Query(p.collect(topics.BundleFailed, reason, w.src))
+	}
+}
+
+// collect returns the reader of a status UPDATE's RETURNING bundle_hash:
+// each row it changed becomes an event.
+func (p *plan) collect(status, reason string, src source) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var hash string
+		_, err := pgx.ForEachRow(rows, []any{&hash}, func() error {
+			p.changed = append(p.changed, statusChange{
+				status: topics.OrderflowBundleStatus{BundleHash: hash, Status: status, Reason: reason, At: p.now.UnixMilli()},
+				src:    src,
+			})
+			return nil
+		})
+		return err
 	}
 }
 
@@ -353,16 +383,18 @@ func (p *plan) queueTxs(b *pgx.Batch) {
 // this record is newer than every version stored: the others become
 // REPLACED, and a version sent again after it was replaced or cancelled
 // is the group's live version again.
-func (r storedBundle) queue(b *pgx.Batch) {
+func (r storedBundle) queue(b *pgx.Batch, collect func(status, reason string, src source) func(pgx.Rows) error) {
 	if r.cancel {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'CANCELLED', updated_at = now()
-			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED')`, r.owner, r.uuid)
+			WHERE owner = $1 AND replacement_uuid = $2 AND status IN ('RECEIVED', 'FORWARDED') RETURNING bundle_hash`, r.owner, r.uuid).
+			Query(collect(topics.BundleCancelled, "", r.src))
 		return
 	}
 	if r.grouped {
 		b.Queue(`UPDATE orderflow_bundles SET status = 'REPLACED', updated_at = now()
-			WHERE owner = $1 AND replacement_uuid = $2 AND bundle_hash <> $3 AND status IN ('RECEIVED', 'FORWARDED')`,
-			r.owner, r.uuid, r.hash)
+			WHERE owner = $1 AND replacement_uuid = $2 AND bundle_hash <> $3 AND status IN ('RECEIVED', 'FORWARDED')
+			RETURNING bundle_hash`, r.owner, r.uuid, r.hash).
+			Query(collect(topics.BundleReplaced, "replaced by "+r.hash, r.src))
 	}
 	b.Queue(`INSERT INTO orderflow_bundles (bundle_hash, kind, owner, replacement_uuid, backrun_of, tx_hashes, status, received_at,
 			source_partition, source_offset, request)

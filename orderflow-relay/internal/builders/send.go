@@ -235,6 +235,7 @@ type update struct {
 func (f *Forwarder) apply(ctx context.Context, tx pgx.Tx, b *pgx.Batch, updates []update) ([]outbox.Pending, error) {
 	br := tx.SendBatch(ctx, b)
 	var changed []topics.OrderflowBundleStatus
+	var srcs []source
 	for _, u := range updates {
 		tag, err := br.Exec()
 		if err != nil {
@@ -242,18 +243,30 @@ func (f *Forwarder) apply(ctx context.Context, tx pgx.Tx, b *pgx.Batch, updates 
 			return nil, fmt.Errorf("update bundle %s: %w", u.j.bundleHash, err)
 		}
 		if tag.RowsAffected() > 0 && u.status != "" {
-			changed = append(changed, f.statusOf(u))
+			changed, srcs = append(changed, f.statusOf(u)), append(srcs, u.j.src)
 		}
 	}
 	if err := br.Close(); err != nil {
 		return nil, fmt.Errorf("update bundles: %w", err)
 	}
-	if f.out == nil {
+	return f.keep(ctx, tx, changed, srcs)
+}
+
+// keep writes status events to the outbox in tx. Each names in its id the
+// log position of the orderflow-bundles record that caused it (srcs[i]
+// for events[i]): the version forwarded or failed, or the one that
+// replaced or cancelled it. A replay decides the same event under the
+// same id, and a bundle sent again after it was replaced or cancelled
+// reaches its statuses again under new ids. A forwarder without an outbox
+// keeps none.
+func (f *Forwarder) keep(ctx context.Context, tx pgx.Tx, events []topics.OrderflowBundleStatus, srcs []source) ([]outbox.Pending, error) {
+	if f.out == nil || len(events) == 0 {
 		return nil, nil
 	}
-	kept := make([]outbox.Pending, 0, len(changed))
-	for _, st := range changed {
-		r, err := statusRecord(st)
+	kept := make([]outbox.Pending, 0, len(events))
+	for i, st := range events {
+		id := fmt.Sprintf("bs-%s-%s-%d:%d", st.BundleHash, st.Status, srcs[i].partition, srcs[i].offset)
+		r, err := statusRecord(id, st)
 		if err != nil {
 			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
 		}
