@@ -177,6 +177,9 @@ func check(tx *types.Transaction, rules Rules) error {
 		if err := sc.ValidateBlobCommitmentHashes(tx.BlobHashes()); err != nil {
 			return txErr("blob sidecar does not match the blob hashes: %v", err)
 		}
+		if len(sc.Blobs) != len(sc.Commitments) {
+			return txErr("blob sidecar has %d blobs for %d commitments, want one a commitment", len(sc.Blobs), len(sc.Commitments))
+		}
 		if err := verifyBlobProofs(sc); err != nil {
 			return err
 		}

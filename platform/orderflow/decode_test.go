@@ -146,6 +146,12 @@ func TestDecodeTxRejects(t *testing.T) {
 			sc.Blobs, sc.Commitments, sc.Proofs = sc.Blobs[:1], sc.Commitments[:1], sc.Proofs[:1]
 			return sign(t, testChain, b)
 		}, "blob sidecar does not match the blob hashes"},
+		{"a blob more than commitments, blob proofs", func(t *testing.T) string {
+			return sign(t, testChain, blobTxWithExtraBlob(t, types.BlobSidecarVersion0))
+		}, "blob sidecar has 2 blobs for 1 commitments"},
+		{"a blob more than commitments, cell proofs", func(t *testing.T) string {
+			return sign(t, testChain, blobTxWithExtraBlob(t, types.BlobSidecarVersion1))
+		}, "blob sidecar has 2 blobs for 1 commitments"},
 		{"blob proof of another blob", func(t *testing.T) string {
 			sc := blobSidecar(t, 2, types.BlobSidecarVersion0)
 			sc.Proofs[0], sc.Proofs[1] = sc.Proofs[1], sc.Proofs[0]

@@ -101,3 +101,14 @@ func blobTxWith(sc *types.BlobTxSidecar) *types.BlobTx {
 	b.BlobHashes, b.Sidecar = sc.BlobHashes(), sc
 	return b
 }
+
+// blobTxWithExtraBlob is a blob transaction naming one blob whose sidecar
+// carries two blobs with a proof each but only the named blob's
+// commitment.
+func blobTxWithExtraBlob(t testing.TB, version byte) *types.BlobTx {
+	sc := blobSidecar(t, 2, version)
+	b := blobTxWith(sc)
+	b.BlobHashes = b.BlobHashes[:1]
+	sc.Commitments = sc.Commitments[:1]
+	return b
+}
