@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
@@ -150,8 +149,9 @@ func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
 }
 
 // withdrawItems checks the decoded body: 1 to max items, each with
-// positive integer ids and a positive decimal quantity. It reads nothing
-// from the database; the tokens are checked afterwards.
+// positive integer ids (decimal, or 0x-hexadecimal as chain ids are
+// written) and a positive decimal quantity. It reads nothing from the
+// database; the tokens are checked afterwards.
 func withdrawItems(raw []withdrawItem, max int) ([]withdrawal, error) {
 	if len(raw) == 0 || len(raw) > max {
 		return nil, httpx.Invalid("body must be a JSON array of 1 to %d withdraw requests, got %d", max, len(raw))
@@ -163,7 +163,7 @@ func withdrawItems(raw []withdrawItem, max int) ([]withdrawal, error) {
 			if err != nil {
 				return 0
 			}
-			v, e := strconv.ParseInt(string(text), 10, 64)
+			v, e := httpx.ParseInt64(string(text))
 			if e != nil || v <= 0 {
 				err = httpx.Invalid("item %d: %s must be a positive integer, got %q", i, name, short(string(text)))
 			}

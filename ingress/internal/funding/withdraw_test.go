@@ -66,3 +66,29 @@ func requireInvalid(t *testing.T, err error) {
 		t.Fatalf("error %v is not a 400 validation error", err)
 	}
 }
+
+// TestWithdrawItemsReadIDs: ids are JSON numbers or strings holding
+// them, and a chain id may be written in hexadecimal as everywhere on
+// the interface (0x539 is the dev chain 1337).
+func TestWithdrawItemsReadIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		chainID    int64
+	}{
+		{"numbers", `[{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "1"}]`, 1337},
+		{"strings", `[{"accountId": "11", "chainId": "1337", "tokenId": "1", "quantity": "1"}]`, 1337},
+		{"hexadecimal chain id", `[{"accountId": 11, "chainId": "0x539", "tokenId": 1, "quantity": "1"}]`, 1337},
+		{"hexadecimal Hoodi", `[{"accountId": 11, "chainId": "0x88BB0", "tokenId": 1, "quantity": "1"}]`, 560048},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var raw []withdrawItem
+			if err := httpx.DecodeJSONBytes([]byte(tc.body), &raw); err != nil {
+				t.Fatal(err)
+			}
+			items, err := withdrawItems(raw, 20)
+			if err != nil || items[0].chainID != tc.chainID || items[0].accountID != 11 || items[0].tokenID != 1 {
+				t.Fatalf("items %+v, error %v", items, err)
+			}
+		})
+	}
+}
