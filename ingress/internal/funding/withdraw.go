@@ -1,6 +1,7 @@
 package funding
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,8 +129,12 @@ func notProcessed(w withdrawal) FailedRequest {
 
 // parseWithdraw reads the body, then checks each item's token.
 func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
-	var raw []withdrawItem
-	if err := httpx.DecodeJSON(c, &raw); err != nil {
+	body, err := httpx.ReadBody(c)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := decodeWithdraw(body)
+	if err != nil {
 		return nil, err
 	}
 	items, err := withdrawItems(raw, s.cfg.MaxWithdrawItems)
@@ -146,6 +151,28 @@ func (s *Service) parseWithdraw(c *gin.Context) ([]withdrawal, error) {
 		}
 	}
 	return items, nil
+}
+
+// decodeWithdraw reads the body as a JSON array of objects. A body or an
+// item of another JSON kind is named as such, in the interface's words.
+func decodeWithdraw(body []byte) ([]withdrawItem, error) {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] != '[' && t[0] != 'n' && json.Valid(body) {
+		return nil, httpx.Invalid("body must be a JSON array of withdraw requests, got %s", short(string(t)))
+	}
+	var elems []json.RawMessage
+	if err := httpx.DecodeJSONBytes(body, &elems); err != nil {
+		return nil, err
+	}
+	raw := make([]withdrawItem, len(elems))
+	for i, e := range elems {
+		if e[0] != '{' {
+			return nil, httpx.Invalid("item %d must be a JSON object, got %s", i, short(string(e)))
+		}
+		if err := json.Unmarshal(e, &raw[i]); err != nil {
+			return nil, httpx.Invalid("item %d: %v", i, err)
+		}
+	}
+	return raw, nil
 }
 
 // withdrawItems checks the decoded body: 1 to max items, each with

@@ -34,8 +34,8 @@ func FuzzWithdrawBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var raw []withdrawItem
-		if err := httpx.DecodeJSONBytes(body, &raw); err != nil {
+		raw, err := decodeWithdraw(body)
+		if err != nil {
 			requireInvalid(t, err)
 			return
 		}
@@ -56,6 +56,29 @@ func FuzzWithdrawBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWithdrawBodyOfAnotherShape: a body that is not an array, or an
+// item that is not an object, is a 400 that says so in the interface's
+// words (not in the decoder's Go types).
+func TestWithdrawBodyOfAnotherShape(t *testing.T) {
+	for _, tc := range []struct{ body, message string }{
+		{`{"accountId": 11, "chainId": 1337, "tokenId": 1, "quantity": "1"}`, `body must be a JSON array of withdraw requests, got {"accountId"`},
+		{`"x"`, `body must be a JSON array of withdraw requests, got "x"`},
+		{`5`, `body must be a JSON array of withdraw requests, got 5`},
+		{`[1]`, `item 0 must be a JSON object, got 1`},
+		{`[{"accountId": 11}, [1]]`, `item 1 must be a JSON object, got [1]`},
+		{`[null]`, `item 0 must be a JSON object, got null`},
+		{`{"accountId": `, `malformed JSON`},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			_, err := decodeWithdraw([]byte(tc.body))
+			requireInvalid(t, err)
+			if !strings.HasPrefix(err.Error(), tc.message) {
+				t.Fatalf("message %q, want %q", err, tc.message)
+			}
+		})
+	}
 }
 
 // requireInvalid checks that err is a 400 with code 1001 and a message.
@@ -81,8 +104,8 @@ func TestWithdrawItemsReadIDs(t *testing.T) {
 		{"hexadecimal Hoodi", `[{"accountId": 11, "chainId": "0x88BB0", "tokenId": 1, "quantity": "1"}]`, 560048},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var raw []withdrawItem
-			if err := httpx.DecodeJSONBytes([]byte(tc.body), &raw); err != nil {
+			raw, err := decodeWithdraw([]byte(tc.body))
+			if err != nil {
 				t.Fatal(err)
 			}
 			items, err := withdrawItems(raw, 20)
