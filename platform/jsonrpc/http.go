@@ -44,7 +44,8 @@ type Config struct {
 // rules, in order: POST only (400 otherwise); Content-Type application/json
 // (415); at most MaxInFlight concurrent requests (429 with Retry-After);
 // a body of at most MaxBody bytes (413); then Parse. Errors are JSON-RPC
-// error responses with HTTP 200 except where a status is named above.
+// error responses with HTTP 200 except where a status is named above or
+// the handler's Error carries one; a 503 carries Retry-After as a 429 does.
 func Handler(cfg Config, handle HandlerFunc) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
@@ -111,6 +112,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 		status := http.StatusOK
 		if e.HTTPStatus != 0 {
 			status = e.HTTPStatus
+		}
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
 		}
 		if e.Code == CodeMethodNotFound {
 			return "unknown", s.fail(w, status, req.ID, e)

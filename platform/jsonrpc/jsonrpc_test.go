@@ -65,6 +65,8 @@ func TestHandler(t *testing.T) {
 				return nil, nil
 			case "boom":
 				return nil, io.ErrUnexpectedEOF
+			case "busy":
+				return nil, &Error{Code: CodeRule, Message: "busy", HTTPStatus: http.StatusServiceUnavailable}
 			}
 			return nil, Errorf(CodeMethodNotFound, "method %s not found", call.Req.Method)
 		})
@@ -83,6 +85,7 @@ func TestHandler(t *testing.T) {
 		{"GET", "GET", "application/json", ``, 400, `"code":-32600`},
 		{"too large", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ok","params":["` + strings.Repeat("a", 300) + `"]}`, 413, `"code":-32600`},
 		{"parse error", "POST", "application/json", `{`, 200, `"code":-32700`},
+		{"unavailable", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"busy","params":[0]}`, 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"busy"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,6 +102,9 @@ func TestHandler(t *testing.T) {
 			}
 			if resp.Header.Get(HeaderRequestID) == "" {
 				t.Error("no request id")
+			}
+			if ra := resp.Header.Get("Retry-After"); (c.status == http.StatusServiceUnavailable) != (ra == "1") {
+				t.Errorf("Retry-After %q with HTTP %d", ra, resp.StatusCode)
 			}
 			if !json.Valid(body) {
 				t.Errorf("body is not JSON: %s", body)

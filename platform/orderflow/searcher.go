@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -115,7 +116,7 @@ func (m SearcherMethods) sendBundle(ctx context.Context, who Identity, param jso
 	}
 	if err := Publish(ctx, m.Producer, topics.OrderflowBundles, topics.TypeOrderflowSearcherBundle,
 		"sbundle-"+sb.SubmissionID, searcherKey(sb), sb); err != nil {
-		return nil, err
+		return nil, Unavailable(err)
 	}
 	return BundleResult{BundleHash: sb.BundleHash}, nil
 }
@@ -154,8 +155,11 @@ func (m SearcherMethods) publishCancel(ctx context.Context, who Identity, uuid s
 		SubmissionID: newSubmissionID(), Searcher: who.Address, ReplacementUUID: uuid,
 		Cancel: true, Txs: []topics.BundleTx{}, ReceivedAt: time.Now().UnixNano(),
 	}
-	return Publish(ctx, m.Producer, topics.OrderflowBundles, topics.TypeOrderflowSearcherBundle,
-		"sbundle-"+sb.SubmissionID, searcherKey(sb), sb)
+	if err := Publish(ctx, m.Producer, topics.OrderflowBundles, topics.TypeOrderflowSearcherBundle,
+		"sbundle-"+sb.SubmissionID, searcherKey(sb), sb); err != nil {
+		return Unavailable(err)
+	}
+	return nil
 }
 
 // searcherKey keeps every version of a replacement group on one partition.
@@ -174,6 +178,14 @@ func newSubmissionID() string {
 
 // NewSubmissionID returns a random id for one submission.
 func NewSubmissionID() string { return newSubmissionID() }
+
+// Unavailable answers a submission whose publish failed: the log did not
+// acknowledge it, so nothing was accepted and the caller may send it
+// again (-32000, HTTP 503 with Retry-After). The cause is not the
+// caller's to read.
+func Unavailable(error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "the log is unavailable; nothing was accepted, retry after 1 s", HTTPStatus: http.StatusServiceUnavailable}
+}
 
 // RPCError maps decoder errors to JSON-RPC errors: a bad transaction is
 // -32600, a bad parameter -32602, anything else internal.

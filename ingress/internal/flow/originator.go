@@ -165,7 +165,7 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 		return of.PublishTx(ctx, o.producer, &msg, now)
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, of.Unavailable(err)
 	}
 	return hash, nil
 }
@@ -194,7 +194,7 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, of.Unavailable(err)
 	}
 	return of.BundleResult{BundleHash: hash}, nil
 }
@@ -213,12 +213,7 @@ func (o *Originators) sendVersion(ctx context.Context, msg topics.OrderflowOrigi
 	err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle,
 		"obundle-"+msg.BundleHash+"-"+of.NewSubmissionID(), msg.Originator+"/"+msg.ReplacementUUID, msg)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, of.Unavailable(err)
 	}
 	return of.BundleResult{BundleHash: msg.BundleHash}, nil
-}
-
-// unavailable answers a failed publish: nothing was accepted, retry.
-func unavailable(error) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "the log is unavailable; nothing was accepted, retry after 1 s", HTTPStatus: http.StatusServiceUnavailable}
 }
