@@ -75,11 +75,17 @@ func TestTransferRules(t *testing.T) {
 	if a.status != 200 || a.body["success"] != true {
 		t.Fatalf("transfer: %d %v", a.status, a.body)
 	}
-	if l := h.locked(alice.current); !l.Equal(decimal.RequireFromString("1.25")) {
+	// A JSON body with the interface's types: integer ids, a number.
+	a = h.do("POST", "/api/v1/user/account/transfer/token", alice.token, "application/json",
+		fmt.Sprintf(`{"fromAccountId": %d, "toAccountId": %d, "tokenId": 1, "quantity": 0.25}`, alice.current, alice.preconf))
+	if a.status != 200 || a.body["success"] != true {
+		t.Fatalf("transfer with a JSON body: %d %v", a.status, a.body)
+	}
+	if l := h.locked(alice.current); !l.Equal(decimal.RequireFromString("1.5")) {
 		t.Fatalf("locked %s", l)
 	}
 	cmds := h.commands()
-	if len(cmds) != 1 || cmds[0].Type != topics.TypeLedgerTransfer {
+	if len(cmds) != 2 || cmds[0].Type != topics.TypeLedgerTransfer {
 		t.Fatalf("commands %v", cmds)
 	}
 	var p topics.LedgerTransfer

@@ -20,8 +20,10 @@ const maxUserAgent = 512
 
 // Params collects the parameters of a login request: the query string,
 // then a form body or a JSON object body (the /v1 presentation), where the
-// body wins over the query for a name given twice. Only string values are
-// taken from JSON.
+// body wins over the query for a name given twice. JSON strings are taken
+// as they are and JSON numbers as written (the interface types ids as
+// integers and the transfer quantity as a number), each then checked as
+// its form value is; other JSON values are refused.
 func Params(query, contentType string, body []byte) (url.Values, error) {
 	v, err := url.ParseQuery(query)
 	if err != nil {
@@ -46,14 +48,15 @@ func Params(query, contentType string, body []byte) (url.Values, error) {
 			return nil, err
 		}
 		for k, raw := range obj {
-			s, ok := raw.(string)
-			if !ok {
-				if raw == nil {
-					continue
-				}
-				return nil, httpx.Invalid("field %s must be a string", truncate(k))
+			switch x := raw.(type) {
+			case nil:
+			case string:
+				v.Set(k, x)
+			case json.Number: // DecodeJSONBytes keeps numbers as written
+				v.Set(k, x.String())
+			default:
+				return nil, httpx.Invalid("field %s must be a string or a number", truncate(k))
 			}
-			v.Set(k, s)
 		}
 	default:
 		return nil, httpx.UnsupportedMedia("body must be a form (application/x-www-form-urlencoded) or JSON, got Content-Type %q", truncate(contentType))

@@ -181,7 +181,9 @@ func FuzzParseRefresh(f *testing.F) {
 }
 
 // TestParamsBodyKinds: a form or JSON body is read, any other declared
-// kind of body is 415, and a malformed body of a known kind is 400.
+// kind of body is 415, and a malformed body of a known kind is 400. JSON
+// numbers are taken as written, so that ids and amounts may be sent with
+// the JSON types of the interface.
 func TestParamsBodyKinds(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType, body string
@@ -194,7 +196,11 @@ func TestParamsBodyKinds(t *testing.T) {
 		{"text", "text/plain", "addr=0xab", 415, ""},
 		{"no content type", "", "addr=0xab", 415, ""},
 		{"malformed json", "application/json", `{"addr": }`, 400, ""},
-		{"json number", "application/json", `{"addr": 5}`, 400, ""},
+		{"json number", "application/json", `{"addr": 5}`, 0, "5"},
+		{"json number as written", "application/json", `{"addr": 1.50e-3}`, 0, "1.50e-3"},
+		{"json null", "application/json", `{"addr": null}`, 0, "0xq"},
+		{"json boolean", "application/json", `{"addr": true}`, 400, ""},
+		{"json object", "application/json", `{"addr": {"a": 1}}`, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := Params("addr=0xq", tc.contentType, []byte(tc.body))
