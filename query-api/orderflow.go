@@ -53,6 +53,7 @@ func (o *Orderflow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (o *Orderflow) withKey(w http.ResponseWriter, r *http.Request, key string, next func(of.Identity)) {
 	id, err := o.keys.Lookup(r.Context(), key)
 	if errors.Is(err, of.ErrUnknownKey) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
 		ofFail(w, http.StatusUnauthorized, 1, "error.auth.invalidKey", "unknown or revoked API key")
 		return
 	}
