@@ -97,6 +97,8 @@ func TestFundingReads(t *testing.T) {
 		{"one account", "/api/v1/user/account/" + itoa(f.aliceCur) + "/txs", []int{14, 9, 7, 8}},
 		{"types", "/api/v1/user/account/txs?type=8,6", []int{6, 8}},
 		{"limit", "/api/v1/user/account/txs?limit=2", []int{14, 9}},
+		{"startId 0 is the newest", "/api/v1/user/account/txs?startId=0", []int{14, 9, 6, 7, 8}},
+		{"startId 0 on an account", "/api/v1/user/account/" + itoa(f.aliceCur) + "/txs?startId=0&limit=2", []int{14, 9}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,6 +132,8 @@ func TestFundingReads(t *testing.T) {
 		{"status without ids", f.alice, "/api/v1/user/funding/withdraw/status", 400, 1001},
 		{"status with a bad id", f.alice, "/api/v1/user/funding/withdraw/status?requestIds=1,a", 400, 1001},
 		{"withdraws limit", f.alice, "/api/v1/user/funding/withdraws?limit=500", 400, 1001},
+		{"negative startId", f.alice, "/api/v1/user/account/txs?startId=-1", 400, 1001},
+		{"withdraws negative startId", f.alice, "/api/v1/user/funding/withdraws?startId=-1", 400, 1001},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +188,10 @@ func TestDepositAndWithdrawReads(t *testing.T) {
 	r = f.get(t, f.alice, "/api/v1/user/funding/withdraws?limit=1")
 	if !contains(string(r.Body.Data), `"requestId":`+itoa(f.req2)+`,`) || contains(string(r.Body.Data), `"requestId":`+itoa(f.req1)+`,`) {
 		t.Fatalf("withdraws limit 1: %s", r.Body.Data)
+	}
+	r = f.get(t, f.alice, "/api/v1/user/funding/withdraws?startId=0&limit=1")
+	if r.Status != 200 || !contains(string(r.Body.Data), `"requestId":`+itoa(f.req2)+`,`) {
+		t.Fatalf("withdraws from startId 0: %d %s", r.Status, r.Body.Data)
 	}
 	r = f.get(t, f.alice, "/api/v1/user/funding/withdraws?startId="+itoa(f.req1))
 	if !contains(string(r.Body.Data), `"requestId":`+itoa(f.req1)+`,`) || contains(string(r.Body.Data), `"requestId":`+itoa(f.req2)+`,`) {

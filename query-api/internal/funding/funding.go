@@ -4,6 +4,8 @@
 package funding
 
 import (
+	"math"
+
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -41,6 +43,17 @@ func (r *Reads) Register(rt gin.IRouter, bearer, needsDB gin.HandlerFunc) {
 }
 
 func userID(c *gin.Context) int64 { return auth.FromContext(c).User.UserID }
+
+// startID reads startId: the list keeps ids at or below it. 0, the
+// default of the interface's startId parameters, and no startId both
+// start at the newest.
+func startID(c *gin.Context) (int64, error) {
+	n, err := httpx.QueryInt64(c, "startId", false, 0, 0, math.MaxInt64)
+	if n == 0 {
+		n = math.MaxInt64
+	}
+	return n, err
+}
 
 // limit reads the page size: default 20, at most 100.
 func limit(c *gin.Context) (int, error) {

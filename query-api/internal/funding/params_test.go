@@ -43,7 +43,7 @@ func FuzzParseIDs(f *testing.F) {
 // with a 400 that names a parameter.
 func FuzzParseTxQuery(f *testing.F) {
 	for _, s := range []string{"", "type=8,6", "type=x", "limit=101", "limit=0", "startId=-1", "startId=5&limit=100",
-		"type=,", "type=32768", "type=%00", "limit=1e2"} {
+		"type=,", "type=32768", "type=%00", "limit=1e2", "startId=0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {

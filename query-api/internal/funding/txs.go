@@ -40,7 +40,7 @@ func parseTxQuery(c *gin.Context) (txQuery, error) {
 	if q.limit, err = limit(c); err != nil {
 		return q, err
 	}
-	if q.start, err = httpx.QueryInt64(c, "startId", false, math.MaxInt64, 1, math.MaxInt64); err != nil {
+	if q.start, err = startID(c); err != nil {
 		return q, err
 	}
 	if raw := c.Query("type"); strings.TrimSpace(raw) != "" {

@@ -2,7 +2,6 @@ package funding
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -136,7 +135,7 @@ func (r *Reads) withdraws(c *gin.Context) {
 		httpx.Fail(c, err)
 		return
 	}
-	start, err := httpx.QueryInt64(c, "startId", false, math.MaxInt64, 1, math.MaxInt64)
+	start, err := startID(c)
 	if err != nil {
 		httpx.Fail(c, err)
 		return
