@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,33 @@ func getAs(t testing.TB, h http.Handler, token, path string) reply {
 		t.Fatalf("GET %s: body is not JSON: %s", path, rec.Body)
 	}
 	return r
+}
+
+// TestAccountReadRefusals: an account of another user is 403 whether or
+// not it exists, and a malformed id is a 400 that quotes at most 40
+// characters of it.
+func TestAccountReadRefusals(t *testing.T) {
+	s, pool := newService(t, "dev", "", nil)
+	is := newIssuer(t, s, pool)
+	alice := is.user(t, "0x00000000000000000000000000000000000000a1")
+	bob := is.user(t, "0x00000000000000000000000000000000000000b0")
+	long := strings.Repeat("9", 30) + strings.Repeat("a", 300)
+	for _, tc := range []struct {
+		name, path   string
+		status, code int
+		message      string
+	}{
+		{"own account", "/api/v1/user/account/" + itoa(alice.cur), 200, 0, ""},
+		{"another user's account", "/api/v1/user/account/" + itoa(bob.cur), 403, 1, "account is not yours"},
+		{"no such account", "/api/v1/user/account/999999", 403, 1, "account is not yours"},
+		{"zero", "/api/v1/user/account/0", 400, 1001, `accountId must be a positive integer, got "0"`},
+		{"long", "/api/v1/user/account/" + long, 400, 1001, `got "` + long[:40] + `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := getAs(t, s.Handler(), alice.token, tc.path)
+			if r.Status != tc.status || r.Body.Code != tc.code || !strings.HasSuffix(r.Body.Message, tc.message) {
+				t.Fatalf("status %d code %d %q", r.Status, r.Body.Code, r.Body.Message)
+			}
+		})
+	}
 }

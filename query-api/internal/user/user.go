@@ -111,7 +111,7 @@ func (r *Reads) accounts(c *gin.Context) {
 func (r *Reads) account(c *gin.Context) {
 	id, err := httpx.ParseInt64(c.Param("accountId"))
 	if err != nil || id <= 0 {
-		httpx.Fail(c, httpx.Invalid("path parameter accountId must be a positive integer, got %q", c.Param("accountId")))
+		httpx.Fail(c, httpx.Invalid("path parameter accountId must be a positive integer, got %.40q", c.Param("accountId")))
 		return
 	}
 	acc, err := users.AccountOf(c, r.pool, auth.FromContext(c).User.UserID, id)
