@@ -167,7 +167,7 @@ func decodeItem(raw string, i int, kind BundleKind, rules Rules) (BundleItem, er
 
 func (b *Bundle) decodeTerms(body bundleBody) error {
 	if len(body.BlockNumber) > 0 && string(body.BlockNumber) != "null" {
-		n, err := quantity(body.BlockNumber)
+		n, err := Quantity(body.BlockNumber)
 		if err != nil {
 			return paramErr("blockNumber: %v", err)
 		}
@@ -205,9 +205,9 @@ func (b *Bundle) decodeTerms(body bundleBody) error {
 	return nil
 }
 
-// quantity reads a block number given as a hex quantity string or a JSON
-// integer.
-func quantity(raw json.RawMessage) (uint64, error) {
+// Quantity reads a block number given as a hex quantity string or a JSON
+// integer, as blockNumber and maxBlockNumber are sent.
+func Quantity(raw json.RawMessage) (uint64, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return hexutil.DecodeUint64(s)

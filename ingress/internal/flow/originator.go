@@ -77,14 +77,16 @@ func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) 
 // TxParam reads the signed transaction out of the parameter of a
 // single-transaction method: a 0x hex string, or for
 // eth_sendPrivateTransaction {"tx": "0x...", "maxBlockNumber"?,
-// "preferences"?}. Errors are JSON-RPC -32602.
+// "preferences"?}. maxBlockNumber (a block number) and preferences (an
+// object) are checked, so that a client's mistake is not taken in
+// silence, and otherwise left aside. Errors are JSON-RPC -32602.
 func TxParam(method string, param json.RawMessage) (string, error) {
 	if method != MethodSendPrivateTransaction {
-		var raw string
-		if err := json.Unmarshal(param, &raw); err != nil {
+		var raw *string
+		if err := json.Unmarshal(param, &raw); err != nil || raw == nil {
 			return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be a 0x hex string")
 		}
-		return raw, nil
+		return *raw, nil
 	}
 	var p struct {
 		Tx             string          `json:"tx"`
@@ -94,8 +96,19 @@ func TxParam(method string, param json.RawMessage) (string, error) {
 	if err := of.StrictJSON(param, &p); err != nil || p.Tx == "" {
 		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: the parameter must be {\"tx\": \"0x...\"}")
 	}
+	if present(p.MaxBlockNumber) {
+		if _, err := of.Quantity(p.MaxBlockNumber); err != nil {
+			return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: maxBlockNumber %s is not a block number (hex quantity or integer)", p.MaxBlockNumber)
+		}
+	}
+	if present(p.Preferences) && p.Preferences[0] != '{' {
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: preferences must be an object")
+	}
 	return p.Tx, nil
 }
+
+// present reports whether an optional member was sent with a value.
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // authenticate reads the optional key of /v1/<API_KEY>; "" is the open
 // endpoint.
