@@ -96,6 +96,9 @@ func ParseBundle(param json.RawMessage, kind BundleKind, rules Rules) (Bundle, e
 	}
 	if len(body.Txs) == 0 {
 		if kind == SearcherBundle && b.ReplacementUUID != "" {
+			if body.hasTerms() {
+				return Bundle{}, paramErr("an empty txs cancels the replacement group and takes only replacementUuid")
+			}
 			b.Cancel = true
 			return b, nil
 		}
@@ -121,6 +124,13 @@ func ParseBundle(param json.RawMessage, kind BundleKind, rules Rules) (Bundle, e
 		b.Refund = &p
 	}
 	return b, nil
+}
+
+// hasTerms reports whether the body sent any field besides txs and
+// replacementUuid.
+func (body bundleBody) hasTerms() bool {
+	return (len(body.BlockNumber) > 0 && string(body.BlockNumber) != "null") || body.MinTimestamp != nil || body.MaxTimestamp != nil ||
+		body.RevertingTxHashes != nil || body.RefundPercent != nil || body.RefundRecipient != ""
 }
 
 func (b *Bundle) decodeTxs(txs []string, kind BundleKind, rules Rules) error {

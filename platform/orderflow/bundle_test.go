@@ -69,6 +69,8 @@ func TestParseBundleRejects(t *testing.T) {
 		{"not an object", OriginatorBundle, nil, "JSON object"},
 		{"empty txs", OriginatorBundle, map[string]any{"txs": []string{}}, "txs is empty"},
 		{"originator cannot cancel", OriginatorBundle, map[string]any{"txs": []string{}, "replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}, "txs is empty"},
+		{"cancel with a block number", SearcherBundle, map[string]any{"txs": []string{}, "replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e", "blockNumber": "0x10"}, "takes only replacementUuid"},
+		{"cancel with reverting hashes", SearcherBundle, map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e", "revertingTxHashes": []string{hash}}, "takes only replacementUuid"},
 		{"too many txs", OriginatorBundle, map[string]any{"txs": many}, "at most 100"},
 		{"oversized bundle", OriginatorBundle, map[string]any{"txs": bigRaws}, "larger than"},
 		{"hash in originator bundle", OriginatorBundle, map[string]any{"txs": []string{hash, tx1}}, "txs[0]"},
