@@ -111,6 +111,18 @@ func TestOrderflowKeysOverHTTP(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("revoke: %v %v", resp, err)
 	}
+	// The account endpoints refuse it as every 401 of the service is
+	// answered: WWW-Authenticate and an X-Request-ID.
+	req, _ = http.NewRequest(http.MethodGet, e.accounts.URL+"/v1/auth/account", nil)
+	req.Header.Set("Authorization", "Bearer "+revoked)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" || resp.Header.Get("X-Request-ID") == "" {
+		t.Fatalf("account with the revoked key: %d %v", resp.StatusCode, resp.Header)
+	}
 	unknown, _ := of.NewKey()
 	cancel := map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}
 	badTx := "0x00"

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/topics"
 )
@@ -19,18 +20,24 @@ import (
 // GET /v1/tx/<hash>, /v1/<API_KEY>/tx/<hash>, /v1/bundle?hash= and
 // /v1/<API_KEY>/refunds, from the read models the relay writes.
 type Orderflow struct {
-	pool *pgxpool.Pool
-	keys *of.Keys
-	log  *slog.Logger
+	pool    *pgxpool.Pool
+	keys    *of.Keys
+	log     *slog.Logger
+	handler http.Handler
 }
 
 // NewOrderflow returns the tracking reads; keyTTL <= 0 is 500ms.
 func NewOrderflow(pool *pgxpool.Pool, keyTTL time.Duration, log *slog.Logger) *Orderflow {
-	return &Orderflow{pool: pool, keys: of.NewKeys(of.NewKeyStore(pool), keyTTL), log: log}
+	o := &Orderflow{pool: pool, keys: of.NewKeys(of.NewKeyStore(pool), keyTTL), log: log}
+	o.handler = jsonrpc.WithRequestID(http.HandlerFunc(o.route))
+	return o
 }
 
-// ServeHTTP routes the paths.
-func (o *Orderflow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers with an X-Request-ID on every response.
+func (o *Orderflow) ServeHTTP(w http.ResponseWriter, r *http.Request) { o.handler.ServeHTTP(w, r) }
+
+// route routes the paths.
+func (o *Orderflow) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		ofFail(w, http.StatusBadRequest, 1001, "error.method", r.Method+" is not supported here; use GET")
 		return
@@ -257,7 +264,7 @@ func (o *Orderflow) listRefunds(r *http.Request, where string, arg any) ([]Refun
 }
 
 func (o *Orderflow) internal(w http.ResponseWriter, err error) {
-	o.log.Error("orderflow read", "error", err)
+	o.log.Error("orderflow read", "request_id", jsonrpc.RequestID(w), "error", err)
 	ofFail(w, http.StatusInternalServerError, 9999, "error.unexpected", "unexpected error")
 }
 

@@ -15,8 +15,8 @@ import (
 // GET /v1/<API_KEY>/refunds sorts the key's refunds into pending (PENDING,
 // PAYING shown as PENDING, PAID), confirmed and failed, the last with the
 // reason its recipient refused the payout; another originator's never
-// show, and an unknown key is 401 with WWW-Authenticate: Bearer and code 1,
-// as every 401 of the service.
+// show, and an unknown key is 401 with WWW-Authenticate: Bearer, code 1
+// and an X-Request-ID, as every 401 of the service.
 func TestRefundsReadSortsByOutcome(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	const mine, theirs = "0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000b2"
@@ -64,7 +64,8 @@ func TestRefundsReadSortsByOutcome(t *testing.T) {
 	var refusal struct {
 		Code int `json:"code"`
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &refusal); err != nil || rec.Code != 401 || refusal.Code != 1 || rec.Header().Get("WWW-Authenticate") != "Bearer" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &refusal); err != nil || rec.Code != 401 || refusal.Code != 1 || rec.Header().Get("WWW-Authenticate") != "Bearer" ||
+		rec.Header().Get("X-Request-ID") == "" {
 		t.Fatalf("unknown key: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 }

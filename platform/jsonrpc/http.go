@@ -68,11 +68,7 @@ type server struct {
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get(HeaderRequestID)
-	if !validRequestID(id) {
-		id = s.ids.next()
-	}
-	w.Header().Set(HeaderRequestID, id)
+	id := s.ids.assign(w, r)
 	method, code := s.serve(w, r, id)
 	s.cfg.Metrics.observe(s.cfg.Service, method, code, time.Since(start))
 }
@@ -196,6 +192,32 @@ func newIDs() *ids {
 }
 
 func (s *ids) next() string { return s.prefix + strconv.FormatUint(s.n.Add(1), 36) }
+
+// assign puts the request's id on the response, the client's when it is
+// well-formed, else a new one, and returns it.
+func (s *ids) assign(w http.ResponseWriter, r *http.Request) string {
+	id := r.Header.Get(HeaderRequestID)
+	if !validRequestID(id) {
+		id = s.next()
+	}
+	w.Header().Set(HeaderRequestID, id)
+	return id
+}
+
+// WithRequestID gives every response of next an X-Request-ID as Handler
+// does, for the plain HTTP endpoints beside the JSON-RPC ones (API keys,
+// tracking reads), so that any answer, a 500 above all, can be found in
+// the log by RequestID.
+func WithRequestID(next http.Handler) http.Handler {
+	ids := newIDs()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ids.assign(w, r)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// RequestID returns the id WithRequestID put on w.
+func RequestID(w http.ResponseWriter) string { return w.Header().Get(HeaderRequestID) }
 
 func validRequestID(id string) bool {
 	if id == "" || len(id) > 128 {

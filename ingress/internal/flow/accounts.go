@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
 )
 
@@ -42,7 +43,7 @@ func (a *Accounts) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, 1001, "error.notFound", "no such orderflow endpoint: "+r.URL.Path)
 	})
-	return mux
+	return jsonrpc.WithRequestID(mux)
 }
 
 func (a *Accounts) only(method string, h http.HandlerFunc) http.HandlerFunc {
@@ -249,7 +250,7 @@ func (a *Accounts) readerBody(w http.ResponseWriter, r *http.Request, id of.Iden
 }
 
 func (a *Accounts) internal(w http.ResponseWriter, err error) {
-	a.log.Error("orderflow accounts", "error", err)
+	a.log.Error("orderflow accounts", "request_id", jsonrpc.RequestID(w), "error", err)
 	fail(w, http.StatusInternalServerError, 9999, "error.unexpected", "unexpected error")
 }
 
