@@ -250,6 +250,33 @@ func TestPrivateChannelIsolation(t *testing.T) {
 	}
 }
 
+// A client that reads late gets everything that waited in its queue, in
+// order: the writer sends a long queue in bursts, and each burst writes
+// every message it takes.
+func TestBacklogIsWrittenWhole(t *testing.T) {
+	h := newHarness(t, Config{QueueLen: 1024}, nil)
+	h.open(7, topics.WholeBlock)
+	c := h.dial(nil)
+	c.subscribe(map[string]string{"channel": "recentTrade", "marketType": "wholeBlock"})
+	c.expect("subscribe", 0)
+	// 600 messages of 32 KiB (19 MB): far more than the connection buffers,
+	// so most of them wait in the socket's queue until the client reads.
+	const n = 600
+	pad := strings.Repeat("x", 32<<10)
+	for i := range n {
+		h.srv.hub.publish(ChannelTrade, topics.WholeBlock, wb7,
+			encode(push{Channel: ChannelTrade, Instrument: wb7, Action: actionTrade, Payload: map[string]any{"n": i, "pad": pad}}))
+	}
+	if st := h.srv.hub.Stats(); st.Dropped != 0 {
+		t.Fatalf("the queue overflowed: %+v", st)
+	}
+	for i := range n {
+		if got := decodeP[struct{ N int }](t, c.next()); got.N != i {
+			t.Fatalf("message %d, want %d: the ones between were lost", got.N, i)
+		}
+	}
+}
+
 // A client that stops reading is disconnected when its queue overflows;
 // the others get every message.
 func TestSlowClientIsDisconnected(t *testing.T) {

@@ -122,13 +122,21 @@ func (s *socket) writeLoop() {
 	}
 }
 
-// writeQueued writes msg and whatever else is queued behind it (up to a
-// bound, so pings still go out), under one write deadline.
+// writeBurst bounds how many queued messages one write deadline covers,
+// so that pings still go out.
+const writeBurst = 64
+
+// writeQueued writes msg and whatever else is queued behind it, up to
+// writeBurst messages, under one write deadline. A message it takes off
+// the queue it always writes.
 func (s *socket) writeQueued(msg *websocket.PreparedMessage) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-	for range 64 {
+	for n := 1; ; n++ {
 		if err := s.conn.WritePreparedMessage(msg); err != nil {
 			return err
+		}
+		if n == writeBurst {
+			return nil
 		}
 		select {
 		case msg = <-s.queue:
@@ -136,7 +144,6 @@ func (s *socket) writeQueued(msg *websocket.PreparedMessage) error {
 			return nil
 		}
 	}
-	return nil
 }
 
 // readLoop reads client messages until the connection ends. A client that
