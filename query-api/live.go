@@ -39,13 +39,27 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 }
 
 // handler sends GET /ws to the WebSocket and everything else to the
-// engine.
+// engine. Every read answers HEAD as it answers GET, without the body.
 func (s *Service) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == liveRoute.Path && r.Method == liveRoute.Method {
 			s.live.ServeHTTP(w, r)
 			return
 		}
+		if r.Method == http.MethodHead {
+			// The server drops the body of a HEAD request's answer; the
+			// engine sees the GET.
+			get := r.Clone(r.Context())
+			get.Method = http.MethodGet
+			s.engine.ServeHTTP(headWriter{w}, get)
+			return
+		}
 		s.engine.ServeHTTP(w, r)
 	})
 }
+
+// headWriter answers a HEAD request with the headers of its GET and no
+// body, whatever server the handler runs in.
+type headWriter struct{ http.ResponseWriter }
+
+func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }

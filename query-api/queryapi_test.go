@@ -86,6 +86,40 @@ func TestPublicReferenceEndpoints(t *testing.T) {
 	}
 }
 
+// TestHeadIsAnsweredAsGet: the gateway sends HEAD to the reads; each is
+// answered with its GET's status and headers and no body, on a real
+// server as on a handler called directly.
+func TestHeadIsAnsweredAsGet(t *testing.T) {
+	s, _ := newService(t, "hoodi", "0x00000000000000000000000000000000000000AB", nil)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/api/v1/p/tokens", 200},
+		{"/api/v1/p/network?chainId=x", 400},
+		{"/api/v1/user/info", 401},
+		{"/api/v1/nope", 404},
+	} {
+		resp, err := http.Head(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || len(body) != 0 || resp.Header.Get("X-Request-ID") == "" ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("HEAD %s: %d %q %v, want %d with the GET's headers and no body", tc.path, resp.StatusCode, body, resp.Header, tc.status)
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("HEAD", tc.path, nil))
+		if rec.Code != tc.status || rec.Body.Len() != 0 {
+			t.Errorf("HEAD %s on the handler: %d %q, want %d and no body", tc.path, rec.Code, rec.Body, tc.status)
+		}
+	}
+}
+
 func TestNetworkRejectsBadChainID(t *testing.T) {
 	s, _ := newService(t, "mainnet", "", nil)
 	for _, q := range []string{"", "?chainId=", "?chainId=abc", "?chainId=0", "?chainId=-1", "?chainId=1.5"} {
