@@ -3,8 +3,10 @@ package queryapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -145,7 +147,7 @@ func (o *Orderflow) ownedTx(w http.ResponseWriter, r *http.Request, id of.Identi
 		return
 	}
 	owned.TxStatus = t
-	if owned.Refunds, err = o.listRefunds(r, `tx_hash = $1`, hash); err != nil {
+	if owned.Refunds, err = o.listRefunds(r, `tx_hash = $1`, 0, hash); err != nil {
 		o.internal(w, err)
 		return
 	}
@@ -211,41 +213,82 @@ type Refund struct {
 	CreatedAt int64  `json:"createdAt"`
 }
 
-// Refunds is the data of GET /v1/<API_KEY>/refunds: liabilities not yet
-// confirmed on chain (PENDING, PAID), confirmed payouts, and refunds whose
-// recipient refused the payout (FAILED: owed, unpaid).
+// Refunds is the data of GET /v1/<API_KEY>/refunds: every liability not
+// yet confirmed on chain (PENDING, PAID) and every refund whose recipient
+// refused the payout (FAILED: owed, unpaid), in full; and the confirmed
+// payouts newest first, a page at a time (More: older ones exist, read
+// them with before set to the last refundId).
 type Refunds struct {
 	Originators []string `json:"originators"`
 	Pending     []Refund `json:"pending"`
 	Confirmed   []Refund `json:"confirmed"`
 	Failed      []Refund `json:"failed"`
+	More        bool     `json:"more"`
 }
 
+// Bounds of a page of confirmed refunds.
+const (
+	defaultConfirmedPage = 100
+	maxConfirmedPage     = 500
+)
+
 func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identity) {
+	q := r.URL.Query()
+	limit := defaultConfirmedPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxConfirmedPage {
+			ofFail(w, http.StatusBadRequest, 1001, "error.validation",
+				fmt.Sprintf("limit must be an integer from 1 to %d, not %.40q", maxConfirmedPage, v))
+			return
+		}
+		limit = n
+	}
 	owners := append([]string{id.Address}, id.Partners...)
-	list, err := o.listRefunds(r, `originator = ANY($1)`, owners)
+	owed, err := o.listRefunds(r, `originator = ANY($1) AND status <> 'CONFIRMED'`, 0, owners)
+	if err != nil {
+		o.internal(w, err)
+		return
+	}
+	where, args := `originator = ANY($1) AND status = 'CONFIRMED'`, []any{owners}
+	if before := q.Get("before"); before != "" {
+		// The page after the named refund in the list's order; a refund
+		// id that is not one of the partner's confirmed ones names no
+		// position and leaves the page empty.
+		where += ` AND (created_at, refund_id) < (SELECT created_at, refund_id FROM orderflow_refunds
+			WHERE refund_id = $2 AND originator = ANY($1) AND status = 'CONFIRMED')`
+		args = append(args, before)
+	}
+	confirmed, err := o.listRefunds(r, where, limit+1, args...)
 	if err != nil {
 		o.internal(w, err)
 		return
 	}
 	out := Refunds{Originators: owners, Pending: []Refund{}, Confirmed: []Refund{}, Failed: []Refund{}}
-	for _, rf := range list {
-		switch rf.Status {
-		case topics.RefundConfirmed:
-			out.Confirmed = append(out.Confirmed, rf)
-		case topics.RefundFailed:
+	if len(confirmed) > limit {
+		confirmed, out.More = confirmed[:limit], true
+	}
+	out.Confirmed = append(out.Confirmed, confirmed...)
+	for _, rf := range owed {
+		if rf.Status == topics.RefundFailed {
 			out.Failed = append(out.Failed, rf)
-		default:
+		} else {
 			out.Pending = append(out.Pending, rf)
 		}
 	}
 	ofOK(w, out)
 }
 
-func (o *Orderflow) listRefunds(r *http.Request, where string, arg any) ([]Refund, error) {
-	rows, err := o.pool.Query(r.Context(), `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei::text,
+// listRefunds returns the refunds where holds, newest first; at most
+// limit of them when limit > 0.
+func (o *Orderflow) listRefunds(r *http.Request, where string, limit int, args ...any) ([]Refund, error) {
+	sql := `SELECT refund_id, tx_hash, bundle_hash, originator, recipient, percent, payment_wei::text,
 		amount_wei::text, block_number, CASE status WHEN 'PAYING' THEN 'PENDING' ELSE status END, payout_tx_hash, payout_block, failure, created_at
-		FROM orderflow_refunds WHERE `+where+` ORDER BY created_at DESC LIMIT 500`, arg)
+		FROM orderflow_refunds WHERE ` + where + ` ORDER BY created_at DESC, refund_id DESC`
+	if limit > 0 {
+		sql += ` LIMIT ` + strconv.Itoa(limit)
+	}
+	rows, err := o.pool.Query(r.Context(), sql, args...)
 	if err != nil {
 		return nil, err
 	}

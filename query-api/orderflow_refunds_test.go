@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	of "blockspace.exchange/platform/orderflow"
@@ -67,5 +68,66 @@ func TestRefundsReadSortsByOutcome(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &refusal); err != nil || rec.Code != 401 || refusal.Code != 1 || rec.Header().Get("WWW-Authenticate") != "Bearer" ||
 		rec.Header().Get("X-Request-ID") == "" {
 		t.Fatalf("unknown key: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+// TestRefundsReadPagesConfirmedAndKeepsEveryLiability: every refund still
+// owed is listed however many there are, and confirmed payouts come a
+// page at a time, newest first, until more is false.
+func TestRefundsReadPagesConfirmedAndKeepsEveryLiability(t *testing.T) {
+	pool := pgtest.New(t, schema.Migrations())
+	const mine = "0x00000000000000000000000000000000000000a1"
+	key, _, err := of.NewKeyStore(pool).Issue(t.Context(), mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three confirmed payouts, then 600 newer liabilities and a refused one.
+	if _, err := pool.Exec(t.Context(), `INSERT INTO orderflow_refunds (refund_id, tx_hash, bundle_hash, originator, recipient, percent,
+		payment_wei, amount_wei, block_number, status, failure, created_at)
+		SELECT 'c' || n, '0xt', '0xb', $1, '0xr', 50, 10, 5, 7, 'CONFIRMED', '', '2026-01-01'::timestamptz + n * interval '1 minute'
+		FROM generate_series(1, 3) n
+		UNION ALL
+		SELECT 'p' || n, '0xt', '0xb', $1, '0xr', 50, 10, 5, 7, 'PENDING', '', '2026-02-01'::timestamptz + n * interval '1 second'
+		FROM generate_series(1, 600) n
+		UNION ALL
+		SELECT 'f', '0xt', '0xb', $1, '0xr', 50, 10, 5, 7, 'FAILED', 'reverts', '2026-03-01'`, mine); err != nil {
+		t.Fatal(err)
+	}
+	h := NewOrderflow(pool, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	read := func(query string) (int, Refunds) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/"+key+"/refunds"+query, nil))
+		var body struct {
+			Data Refunds `json:"data"`
+			Code int     `json:"code"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("refunds%s: %d %s", query, rec.Code, rec.Body)
+		}
+		if rec.Code != 200 {
+			return rec.Code*10000 + body.Code, Refunds{}
+		}
+		return rec.Code, body.Data
+	}
+	status, d := read("?limit=2")
+	if status != 200 || len(d.Pending) != 600 || len(d.Failed) != 1 || !d.More ||
+		len(d.Confirmed) != 2 || d.Confirmed[0].RefundID != "c3" || d.Confirmed[1].RefundID != "c2" {
+		t.Fatalf("first page: %d, %d pending, %d failed, confirmed %+v, more %v", status, len(d.Pending), len(d.Failed), d.Confirmed, d.More)
+	}
+	status, d = read("?limit=2&before=c2")
+	if status != 200 || len(d.Pending) != 600 || d.More || len(d.Confirmed) != 1 || d.Confirmed[0].RefundID != "c1" {
+		t.Fatalf("second page: %d, confirmed %+v, more %v", status, d.Confirmed, d.More)
+	}
+	if status, d = read("?before=p1"); status != 200 || len(d.Confirmed) != 0 || d.More || len(d.Pending) != 600 {
+		t.Fatalf("before a refund that is not a confirmed one: %d, confirmed %+v", status, d.Confirmed)
+	}
+	if status, d = read(""); status != 200 || len(d.Confirmed) != 3 || d.More {
+		t.Fatalf("default page: %d, confirmed %+v, more %v", status, d.Confirmed, d.More)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=501", "?limit=x", "?limit=" + strings.Repeat("9", 100)} {
+		if status, _ := read(bad); status != 400*10000+1001 {
+			t.Errorf("refunds%s: %d, want 400 with code 1001", bad, status)
+		}
 	}
 }
