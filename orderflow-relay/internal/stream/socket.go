@@ -91,9 +91,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sock := newSocket(s, conn, who)
 	s.hub.add(sock)
+	// Deferred: a panic in the read loop, which the HTTP server recovers,
+	// must not leave the socket in the hub.
+	defer s.hub.remove(sock)
 	go sock.writeLoop()
 	sock.readLoop()
-	s.hub.remove(sock)
 }
 
 // Run re-checks the keys of open sockets until ctx ends, closing those

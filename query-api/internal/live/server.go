@@ -145,12 +145,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sock := newSocket(s, conn)
 	s.hub.add(sock)
+	// Deferred: a panic in the read loop, which the HTTP server recovers,
+	// must not leave the socket in the hub.
+	defer s.hub.remove(sock)
 	if claims != nil {
 		s.startSession(sock, token, claims)
 	}
 	go sock.writeLoop()
 	sock.readLoop()
-	s.hub.remove(sock)
 }
 
 // fail answers a refused upgrade with the REST error envelope.
