@@ -65,9 +65,11 @@ func (e *Engine) applyCancelAll(in topics.Envelope) error {
 		return nil
 	}
 	em := e.emitterFor(s, inputOf(in))
+	before := s.availablePreconf()
 	for _, o := range s.liveOrders(m, c.AccountID) {
 		em.userCancel(o, topics.ReasonCancelAll)
 	}
+	em.reportAvailable(before)
 	return em.errs
 }
 
@@ -84,6 +86,7 @@ func (e *Engine) cancel(in topics.Envelope, cmd cancelCmd, targets []cancelTarge
 		s = &slot{n: n, transient: true}
 	}
 	em := e.emitterFor(s, inputOf(in))
+	before := s.availablePreconf()
 	for _, t := range targets {
 		o, code := s.findForCancel(fam, cmd.account, t)
 		if code != 0 {
@@ -92,6 +95,7 @@ func (e *Engine) cancel(in topics.Envelope, cmd cancelCmd, targets []cancelTarge
 		}
 		em.userCancel(o, cmd.reason)
 	}
+	em.reportAvailable(before)
 	return em.errs
 }
 

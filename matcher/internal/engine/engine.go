@@ -121,6 +121,10 @@ type emitter struct {
 	s    *slot
 	in   input
 	errs error
+	// reported is the availablePreconf the input's outputs last carried
+	// (a fill or a market.status), when reportedSet.
+	reported    int64
+	reportedSet bool
 }
 
 func (e *Engine) emitterFor(s *slot, in input) *emitter {
@@ -150,6 +154,7 @@ func (m *emitter) event(typ string, p payload) {
 
 // fill appends a trade.executed output.
 func (m *emitter) fill(f *topics.Fill) {
+	m.reported, m.reportedSet = f.AvailablePreconf, true
 	var buf [32]byte
 	id := strconv.AppendInt(append(buf[:0], "fill:"...), f.TradeID, 10)
 	m.add(topics.Fills, topics.TypeTradeExecuted, string(id), f)

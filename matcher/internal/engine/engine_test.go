@@ -229,6 +229,38 @@ filled #4 st=10 fil=100000`,
 			name:  "cancel of a partly filled sell releases the rest of its position",
 			setup: []any{sell(1, seller, inclusionID, "100000", gwei2), buy(2, alice, inclusionID, "21000", gwei2), topics.OrderCancel{UserID: 1, AccountID: seller, InstrumentID: inclusionID, OrderID: 1}},
 			cmd:   sell(3, seller, inclusionID, "979000", gwei3),
+			want: `accepted #3 st=1 fil=0
+status ETH-WB-100 1 avail=0
+status ETH-PC-100 1 avail=0`,
+		},
+		{
+			name: "a resting sell of the block's holder reports the availablePreconf it leaves",
+			cmd:  sell(1, seller, inclusionID, "100000", gwei2),
+			want: `accepted #1 st=1 fil=0
+status ETH-WB-100 1 avail=900000
+status ETH-PC-100 1 avail=900000`,
+		},
+		{
+			name:  "cancelling the holder's sell reports the gas back",
+			setup: []any{sell(1, seller, inclusionID, "100000", gwei2)},
+			cmd:   topics.OrderCancel{UserID: 1, AccountID: seller, InstrumentID: inclusionID, OrderID: 1},
+			want: `cancelled #1 st=11 fil=0 code=192 cancel
+status ETH-WB-100 1 avail=1000000
+status ETH-PC-100 1 avail=1000000`,
+		},
+		{
+			name:  "a holder's sell that trades at once is reported by its fill alone",
+			setup: []any{buy(1, alice, inclusionID, "21000", gwei2)},
+			cmd:   sell(2, seller, inclusionID, "21000", gwei2),
+			want: `accepted #2 st=0 fil=0
+fill #1<-#2 0.000000002x21000 primary avail=979000 fees=0.000000042/0.000000084
+filled #1 st=10 fil=21000
+filled #2 st=10 fil=21000`,
+		},
+		{
+			name:  "a sell of another account leaves availablePreconf alone",
+			setup: []any{sell(1, seller, inclusionID, "100000", gwei2), buy(2, alice, inclusionID, "100000", gwei2)},
+			cmd:   sell(3, alice, inclusionID, "21000", gwei3),
 			want:  "accepted #3 st=1 fil=0",
 		},
 		{

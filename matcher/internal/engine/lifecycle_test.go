@@ -9,7 +9,7 @@ import (
 
 func TestDuplicateCommandsAreNoOps(t *testing.T) {
 	h := newHarness(t)
-	place := h.envelope(sell(1, seller, inclusionID, "100000", gwei2))
+	place := h.envelope(buy(1, alice, inclusionID, "21000", gwei2))
 	if got := render(t, h.applyEnvelope(place)); got != "accepted #1 st=1 fil=0" {
 		t.Fatalf("first place: %s", got)
 	}
@@ -20,7 +20,7 @@ func TestDuplicateCommandsAreNoOps(t *testing.T) {
 	if outs := h.apply(sell(1, seller, inclusionID, "100000", gwei2)); len(outs) != 0 {
 		t.Fatalf("second command for order 1 produced %s", render(t, outs))
 	}
-	cancel := h.envelope(topics.OrderCancel{UserID: 1, AccountID: seller, InstrumentID: inclusionID, OrderID: 1})
+	cancel := h.envelope(topics.OrderCancel{UserID: userOf(alice), AccountID: alice, InstrumentID: inclusionID, OrderID: 1})
 	h.applyEnvelope(cancel)
 	if outs := h.applyEnvelope(cancel); len(outs) != 0 {
 		t.Fatalf("republished cancel produced %s", render(t, outs))

@@ -125,6 +125,31 @@ func (s *slot) finalize() {
 	s.positions = nil
 }
 
+// reportAvailable reports the slot's availablePreconf with a market.status
+// of each of its markets (their status unchanged) when the input changed
+// it and no fill of the input already carried the new value: a resting
+// sell of the block's holder in the inclusion-preconf market locks gas,
+// and its cancel, system cancel or self-trade cancel frees it, without a
+// fill. before is the value when the input arrived.
+func (em *emitter) reportAvailable(before int64) {
+	s := em.s
+	if s.transient || s.positions == nil {
+		return
+	}
+	last := before
+	if em.reportedSet {
+		last = em.reported
+	}
+	if s.availablePreconf() == last {
+		return
+	}
+	for _, m := range s.markets {
+		if m != nil {
+			em.marketStatus(m)
+		}
+	}
+}
+
 // expireAll expires every resting order of m, in order id order.
 func (em *emitter) expireAll(m *market) {
 	for _, o := range em.s.liveOrders(m, 0) {
@@ -135,6 +160,7 @@ func (em *emitter) expireAll(m *market) {
 }
 
 func (em *emitter) marketStatus(m *market) {
+	em.reported, em.reportedSet = em.s.availablePreconf(), true
 	em.event(topics.TypeMarketStatus, &topics.MarketStatus{
 		CommandID:        em.in.id,
 		MarketID:         m.id,

@@ -54,7 +54,9 @@ func (e *Engine) place(in input, cmd topics.OrderPlace) error {
 		}
 		return em.errs
 	}
+	before := s.availablePreconf()
 	em.place(o)
+	em.reportAvailable(before)
 	return em.errs
 }
 

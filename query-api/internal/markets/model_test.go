@@ -154,3 +154,31 @@ func checkFields(t *testing.T, v any, fields []string, want map[string]any) {
 		}
 	}
 }
+
+// The matcher reports a change of availablePreconf that no fill carries
+// (the holder's resting preconf sell) with a market.status at the same
+// status: both markets of the slot show the new value and stay listed.
+func TestStatusAtTheSameStatusMovesAvailablePreconf(t *testing.T) {
+	m := NewModel()
+	for i, f := range []topics.Family{topics.WholeBlock, topics.InclusionPreconf} {
+		o := open(7, f)
+		for _, e := range []topics.Envelope{
+			env(t, topics.TypeMarketOpen, o.ID(), 10, o),
+			env(t, topics.TypeMarketStatus, "oe:7:"+string(rune('1'+i)), 11, topics.MarketStatus{
+				InstrumentID: topics.InstrumentID(f, 7), Slot: 7, Status: 1, AvailablePreconf: 18_000_000, TotalPreconf: 18_000_000}),
+		} {
+			if err := m.Apply(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := m.Apply(env(t, topics.TypeMarketStatus, "oe:7:4", 20, topics.MarketStatus{
+		InstrumentID: "ETH-PC-7", Slot: 7, Status: 1, AvailablePreconf: 17_900_000, TotalPreconf: 18_000_000})); err != nil {
+		t.Fatal(err)
+	}
+	wb, pc := m.WholeBlockMarkets(), m.PreconfMarkets()
+	if len(wb) != 1 || len(pc) != 1 || wb[0].AvailablePreconf != 17_900_000 || pc[0].AvailablePreconf != 17_900_000 ||
+		wb[0].Status != 1 || pc[0].Status != 1 {
+		t.Fatalf("whole block %+v, preconf %+v: want both open with availablePreconf 17900000", wb, pc)
+	}
+}
