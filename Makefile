@@ -68,6 +68,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzApplyRecord$$' -fuzztime 30s ./matcher/internal/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBlobTx$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBundle$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefundQuery$$' -fuzztime 30s ./platform/orderflow/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCancel$$' -fuzztime 30s ./platform/orderflow/

@@ -2,10 +2,14 @@ package orderflow
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 )
 
 // FuzzParseCancel: an accepted eth_cancelBundle parameter names a UUID.
@@ -76,4 +80,87 @@ func FuzzWellFormedKey(f *testing.F) {
 			t.Fatalf("accepted %q", key)
 		}
 	})
+}
+
+// FuzzDecodeBlobTx builds signed blob transactions whose sidecars are
+// well-formed RLP but carry fuzzed counts of blobs, commitments, proofs
+// and blob hashes, in either sidecar version (or another), with the
+// commitments and hashes possibly shifted against the blobs: shapes the
+// byte-level FuzzDecodeTx almost never reaches. Decoding must refuse them
+// with a TxError or accept only a sidecar that holds one commitment and
+// the right proofs for each named blob, never panic.
+func FuzzDecodeBlobTx(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint16(1), uint8(1), uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(2), uint16(2*kzg4844.CellProofsPerBlob), uint8(2), uint8(1), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(1), uint16(2), uint8(1), uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(1), uint16(2*kzg4844.CellProofsPerBlob), uint8(1), uint8(1), uint8(0), uint8(0))
+	f.Add(uint8(1), uint8(2), uint16(2), uint8(2), uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(0), uint8(0), uint16(0), uint8(0), uint8(1), uint8(0), uint8(0))
+	f.Add(uint8(1), uint8(1), uint16(1), uint8(1), uint8(2), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(2), uint16(2), uint8(2), uint8(0), uint8(1), uint8(1))
+	pool := blobPool(f)
+	f.Fuzz(func(t *testing.T, blobs, commitments uint8, proofs uint16, hashes, version, shift, hashShift uint8) {
+		sc := &types.BlobTxSidecar{Version: version}
+		for i := range int(blobs) % (DefaultMaxBlobs + 3) {
+			sc.Blobs = append(sc.Blobs, pool.blobs[i%len(pool.blobs)])
+		}
+		for i := range int(commitments) % (DefaultMaxBlobs + 3) {
+			sc.Commitments = append(sc.Commitments, pool.commitments[(i+int(shift))%len(pool.blobs)])
+		}
+		perBlob := pool.blobProofs
+		if version == types.BlobSidecarVersion1 {
+			perBlob = pool.cellProofs
+		}
+		for i := range int(proofs) % (len(perBlob) + 1) {
+			sc.Proofs = append(sc.Proofs, perBlob[i])
+		}
+		b := blobTx()
+		b.Gas, b.BlobHashes, b.Sidecar = 100_000, nil, sc
+		for i := range int(hashes) % (DefaultMaxBlobs + 3) {
+			b.BlobHashes = append(b.BlobHashes, kzg4844.CalcBlobHashV1(sha256.New(), &pool.commitments[(i+int(hashShift))%len(pool.blobs)]))
+		}
+		tx, err := types.SignNewTx(testKey, types.LatestSignerForChainID(testChain), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return // go-ethereum itself refuses to encode the sidecar
+		}
+		got, err := DecodeTx(raw, testRules())
+		if err != nil {
+			if !IsTxError(err) {
+				t.Fatalf("error %v is not a TxError", err)
+			}
+			return
+		}
+		acc := got.Tx.BlobTxSidecar()
+		if acc == nil || len(acc.Blobs) != len(acc.Commitments) || len(acc.Blobs) != len(got.Tx.BlobHashes()) ||
+			len(acc.Blobs) == 0 || len(acc.Blobs) > DefaultMaxBlobs {
+			t.Fatalf("accepted a sidecar of %d blobs, %d commitments, %d proofs for %d blob hashes",
+				len(sc.Blobs), len(sc.Commitments), len(sc.Proofs), len(b.BlobHashes))
+		}
+	})
+}
+
+// blobPoolOf is what FuzzDecodeBlobTx builds sidecars from: distinct
+// blobs with their commitments, one blob proof each, and the cell
+// proofs of all of them in order.
+type blobPoolOf struct {
+	blobs       []kzg4844.Blob
+	commitments []kzg4844.Commitment
+	blobProofs  []kzg4844.Proof
+	cellProofs  []kzg4844.Proof
+}
+
+// blobPool computes DefaultMaxBlobs+1 blobs once: the KZG work is most
+// of a fuzz run's set-up.
+func blobPool(t testing.TB) blobPoolOf {
+	v0 := blobSidecar(t, DefaultMaxBlobs+1, types.BlobSidecarVersion0)
+	p := blobPoolOf{blobs: v0.Blobs, commitments: v0.Commitments, blobProofs: slices.Clone(v0.Proofs)}
+	if err := v0.ToV1(); err != nil {
+		t.Fatal(err)
+	}
+	p.cellProofs = v0.Proofs
+	return p
 }
