@@ -321,3 +321,32 @@ status ETH-PC-100 2 avail=979000`,
 		})
 	}
 }
+
+// The two markets of a slot open at different times (64 and 32 slots
+// ahead) and each market.open carries the fee schedule of its instant;
+// ingress reserves a buy with its market's buyFeeRate, so a trade is
+// charged its own market's rates, not those of the slot's first open.
+func TestEachMarketChargesItsOwnFeeRates(t *testing.T) {
+	h := &harness{t: t, e: New()}
+	h.apply(marketOpen(testSlot, topics.WholeBlock))
+	pc := marketOpen(testSlot, topics.InclusionPreconf)
+	pc.BuyFeeRate, pc.PrimarySellFeeRate, pc.SecondarySellFeeRate = "0.0001", "0.001", "0.0002"
+	h.apply(pc)
+	h.apply(sell(1, seller, inclusionID, "21000", gwei2))
+	h.e = copyBySnapshot(t, h.e) // a restored engine charges the same
+	want := `accepted #2 st=0 fil=0
+fill #1<-#2 0.000000002x21000 primary avail=979000 fees=0.0000000042/0.000000042
+filled #1 st=10 fil=21000
+filled #2 st=10 fil=21000`
+	if got := h.run(buy(2, alice, inclusionID, "21000", gwei2)); got != want {
+		t.Errorf("preconf trade:\n%s\nwant\n%s", got, want)
+	}
+	h.apply(sell(3, seller, wholeBlockID, "1", "1"))
+	want = `accepted #4 st=0 fil=0
+fill #3<-#4 1x1 primary avail=979000 fees=0.001/0.002 pre=979000
+filled #3 st=10 fil=1
+filled #4 st=10 fil=1`
+	if got := h.run(buy(4, bob, wholeBlockID, "1", "1")); got != want {
+		t.Errorf("whole-block trade:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -40,6 +40,7 @@ func (e *Engine) applyMarketOpen(in topics.Envelope) error {
 		instrument: topics.InstrumentID(cmd.Family, cmd.Slot),
 		status:     topics.MarketStatusOpen,
 		params:     p,
+		fees:       fees,
 		open:       cmd,
 		book:       book.New(),
 		clientIDs:  make(map[clientKey]int64),

@@ -38,7 +38,10 @@ type slot struct {
 
 	sellerUser, sellerAccount int64
 	totalPreconf              int64
-	fees                      feeRates
+	// fees are the rates of the slot's first market.open. Trades use
+	// their own market's rates; these are kept in snapshots, as they
+	// always were, so that every matcher version restores them.
+	fees feeRates
 	// holder is the account that holds the whole block; the preconf gas
 	// it holds unlocked goes with the block (availablePreconf).
 	holder int64
@@ -72,6 +75,7 @@ type market struct {
 	instrument string
 	status     int
 	params
+	fees      feeRates          // the rates of the market's own market.open
 	open      topics.MarketOpen // the command that opened it, for snapshots
 	book      *book.Book
 	clientIDs map[clientKey]int64 // live orders by (account, clientOrderId)

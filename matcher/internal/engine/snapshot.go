@@ -227,7 +227,11 @@ func restoreMarket(n uint64, ms marketState) (*market, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.params, m.open, m.book, m.clientIDs = p, *ms.Open, book.New(), make(map[clientKey]int64)
+	fees, err := parseFees(*ms.Open)
+	if err != nil {
+		return nil, err
+	}
+	m.params, m.fees, m.open, m.book, m.clientIDs = p, fees, *ms.Open, book.New(), make(map[clientKey]int64)
 	return m, nil
 }
 

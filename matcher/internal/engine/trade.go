@@ -38,7 +38,7 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 
 	s.nextTrade++
 	price := m.priceString(priceTicks)
-	buyerFee, sellerFee := s.fees.of(m.params, priceTicks, qty, primary)
+	buyerFee, sellerFee := m.fees.of(m.params, priceTicks, qty, primary)
 	f := &em.e.scratch.fill
 	*f = topics.Fill{
 		TradeID:          int64(s.n)*TradesPerSlot + s.nextTrade,
