@@ -17,6 +17,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(topics.TypeOrderflowSearcherBundle, searcherRecord(f, "eth_sendBundle", map[string]any{"txs": []string{txHash(f, raw), signed(f, 2, 0)}}).Value)
 	f.Add(topics.TypeOrderflowSearcherBundle, []byte(`{"data":{"searcher":"0x1","cancel":true,"replacementUuid":"u"}}`))
 	f.Add(topics.TypeOrderflowOriginatorBundle, []byte(`{"data":{"bundleHash":"0x","txs":[{"hash":"0x","tx":null}]}}`))
+	f.Add(topics.TypeOrderflowTx, []byte(`{"data":{"hash":"0x0000000000000000000000000000000000000000000000000000000000000001","raw":"0x02","tx":{"n":1e9999},"refund":{"percent":100},"method":"\u0000"}}`))
 	f.Fuzz(func(t *testing.T, typ string, value []byte) {
 		r := &kgo.Record{Value: value, Headers: []kgo.RecordHeader{{Key: topics.HeaderType, Value: []byte(typ)}, {Key: topics.HeaderVersion, Value: []byte("1")}}}
 		rec, err := decodeRecord(r)
@@ -25,7 +26,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		switch {
 		case rec.tx != nil:
-			if !isHash(rec.tx.Hash) || len(rec.tx.Tx) == 0 {
+			if !isHash(rec.tx.Hash) || len(rec.tx.Tx) == 0 || !plainJSON(rec.tx.Tx) || rec.tx.Refund.Percent < 0 || rec.tx.Refund.Percent > 99 {
 				t.Fatalf("accepted tx %+v", rec.tx)
 			}
 		case rec.ob != nil:
@@ -40,6 +41,9 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		default:
 			t.Fatal("no payload and no error")
+		}
+		if hasNUL(value) {
+			t.Fatalf("accepted a record with a NUL character: %q", value)
 		}
 	})
 }

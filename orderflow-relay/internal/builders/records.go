@@ -1,6 +1,7 @@
 package builders
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ func decodeRecord(r *kgo.Record) (record, error) {
 		err = json.Unmarshal(r.Value, &env)
 		rec.tx = &env.Data
 		if err == nil {
-			err = checkTx(env.Data.Hash, env.Data.Raw, env.Data.Tx)
+			err = checkTx(env.Data)
 		}
 	case topics.TypeOrderflowOriginatorBundle:
 		var env struct {
@@ -79,21 +80,35 @@ func decodeRecord(r *kgo.Record) (record, error) {
 	default:
 		return record{}, errSkip
 	}
+	if err == nil && hasNUL(r.Value) {
+		err = errors.New("a string holds a NUL character, which Postgres does not store")
+	}
 	if err != nil {
 		return record{}, fmt.Errorf("%s: %w", typ, err)
 	}
 	return rec, nil
 }
 
-func checkTx(hash, raw string, decoded json.RawMessage) error {
-	if !isHash(hash) {
-		return fmt.Errorf("hash %q is not 32 bytes of hex", hash)
+func checkTx(m txRecord) error {
+	if !isHash(m.Hash) {
+		return fmt.Errorf("hash %q is not 32 bytes of hex", m.Hash)
 	}
-	if !strings.HasPrefix(raw, "0x") || len(raw) < 4 {
+	if !strings.HasPrefix(m.Raw, "0x") || len(m.Raw) < 4 {
 		return errors.New("raw transaction missing")
 	}
-	if len(decoded) == 0 || decoded[0] != '{' {
+	if len(m.Tx) == 0 || m.Tx[0] != '{' {
 		return errors.New("decoded transaction missing")
+	}
+	if !plainJSON(m.Tx) {
+		return errors.New("decoded transaction holds a string that is not printable ASCII without escapes, or a number that is not a plain integer")
+	}
+	return checkRefund(m.Refund)
+}
+
+// checkRefund refuses a refund percent orderflow_txs does not take.
+func checkRefund(p topics.RefundPolicy) error {
+	if p.Percent < 0 || p.Percent > 99 {
+		return fmt.Errorf("refund percent %d is not in 0..99", p.Percent)
 	}
 	return nil
 }
@@ -107,7 +122,7 @@ func checkOriginatorBundle(m topics.OrderflowOriginatorBundle) error {
 			return fmt.Errorf("bundle transaction %q incomplete", t.Hash)
 		}
 	}
-	return nil
+	return checkRefund(m.Refund)
 }
 
 func checkSearcherBundle(m topics.OrderflowSearcherBundle) error {
@@ -133,6 +148,61 @@ func checkSearcherBundle(m topics.OrderflowSearcherBundle) error {
 		return errors.New("backrunOf is not the first element")
 	}
 	return nil
+}
+
+// hasNUL reports whether a string of the JSON value b holds a NUL
+// character, an escaped \u0000 (JSON has no other way to write one).
+// Postgres text and jsonb refuse it: such a record would fail the poll's
+// transaction at every retry and hold the forwarder on it.
+func hasNUL(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		slashes := 0
+		for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 0 { // the backslash of \u0000 is not itself escaped
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// maxPlainDigits bounds an integer of a stored decoded transaction.
+const maxPlainDigits = 20
+
+// plainJSON reports whether b, valid JSON, holds only strings of
+// printable ASCII without escapes and integers of at most maxPlainDigits
+// digits, as every decoded transaction ingress writes does (its values
+// are hex strings). The decoded JSON is stored as it came, as jsonb,
+// which refuses a NUL, a lone surrogate or invalid UTF-8 in a string and
+// a number beyond numeric's range: such a record would fail the poll's
+// transaction at every retry and hold the forwarder on it.
+func plainJSON(b []byte) bool {
+	inString, digits := false, 0
+	for _, c := range b {
+		switch {
+		case inString:
+			if c == '"' {
+				inString = false
+			} else if c == '\\' || c < ' ' || c > '~' {
+				return false
+			}
+		case c >= '0' && c <= '9':
+			if digits++; digits > maxPlainDigits {
+				return false
+			}
+		case c == '.' || (digits > 0 && (c == 'e' || c == 'E')):
+			return false
+		default:
+			inString, digits = c == '"', 0
+		}
+	}
+	return true
 }
 
 // isHash accepts 0x and 64 hex digits.
