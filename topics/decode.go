@@ -112,3 +112,26 @@ func member(fields map[string]json.RawMessage, name string, v any) error {
 	}
 	return nil
 }
+
+// HasNUL reports whether a string of the JSON value b holds a NUL
+// character, written as the escape \u0000 (JSON has no other way to write
+// one). Postgres text and jsonb refuse NUL: a consumer that stores the
+// strings of a record refuses such a record, or every retry of its batch
+// fails on it and the partition waits for good.
+func HasNUL(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		slashes := 0
+		for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 0 { // the backslash of \u0000 is not itself escaped
+			return true
+		}
+		i = j + 1
+	}
+}

@@ -115,3 +115,20 @@ func FuzzEncodeData(f *testing.F) {
 		}
 	})
 }
+
+// TestHasNUL: only an escape that is not itself escaped writes a NUL.
+func TestHasNUL(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"a":"x"}`:             false,
+		`{"a":"\u0000"}`:        true,
+		`{"a":"\\u0000"}`:       false,
+		`{"a":"\\\u0000"}`:      true,
+		`{"a":"\\\\u0000"}`:     false,
+		`{"a":"x\u00001"}`:      true,
+		`{"a":"\\u0000\u0000"}`: true,
+	} {
+		if got := HasNUL([]byte(in)); got != want {
+			t.Errorf("HasNUL(%s) = %t, want %t", in, got, want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		default:
 			t.Fatal("no payload and no error")
 		}
-		if hasNUL(value) {
+		if topics.HasNUL(value) {
 			t.Fatalf("accepted a record with a NUL character: %q", value)
 		}
 	})

@@ -1,7 +1,6 @@
 package builders
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,7 +79,7 @@ func decodeRecord(r *kgo.Record) (record, error) {
 	default:
 		return record{}, errSkip
 	}
-	if err == nil && hasNUL(r.Value) {
+	if err == nil && topics.HasNUL(r.Value) {
 		err = errors.New("a string holds a NUL character, which Postgres does not store")
 	}
 	if err != nil {
@@ -148,28 +147,6 @@ func checkSearcherBundle(m topics.OrderflowSearcherBundle) error {
 		return errors.New("backrunOf is not the first element")
 	}
 	return nil
-}
-
-// hasNUL reports whether a string of the JSON value b holds a NUL
-// character, an escaped \u0000 (JSON has no other way to write one).
-// Postgres text and jsonb refuse it: such a record would fail the poll's
-// transaction at every retry and hold the forwarder on it.
-func hasNUL(b []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(b[i:], []byte(`\u0000`))
-		if j < 0 {
-			return false
-		}
-		j += i
-		slashes := 0
-		for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
-			slashes++
-		}
-		if slashes%2 == 0 { // the backslash of \u0000 is not itself escaped
-			return true
-		}
-		i = j + 1
-	}
 }
 
 // maxPlainDigits bounds an integer of a stored decoded transaction.

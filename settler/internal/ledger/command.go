@@ -83,6 +83,11 @@ func Decode(e topics.Envelope) (Command, error) {
 	default:
 		err = fmt.Errorf("settler does not apply %q", e.Type)
 	}
+	if err == nil && topics.HasNUL(e.Data) {
+		// Its strings (reasons, hashes, addresses) are stored as text,
+		// which refuses NUL: the batch would fail at every retry.
+		err = fmt.Errorf("decode %s: a string holds a NUL character, which Postgres does not store", e.Type)
+	}
 	return c, err
 }
 

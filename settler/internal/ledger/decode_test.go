@@ -3,7 +3,9 @@ package ledger_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"blockspace.exchange/settler/internal/ledger"
 	"blockspace.exchange/topics"
@@ -50,4 +52,27 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%s decoded with %d payloads", e.Type, set)
 		}
 	})
+}
+
+// TestDecodeRefusesNUL: a command or event whose strings hold a NUL is
+// refused, so that the settler records it as rejected; applied, its
+// reason or hash made the batch's writes fail at every retry ("invalid
+// byte sequence for encoding UTF8: 0x00") and the partition waited for
+// good.
+func TestDecodeRefusesNUL(t *testing.T) {
+	for name, payload := range map[string]any{
+		topics.TypeWithdrawalFailed:    topics.WithdrawalFailed{RequestID: 1, UserID: 2, Reason: "re\x00verted"},
+		topics.TypeWithdrawalSubmitted: topics.WithdrawalSubmitted{RequestID: 1, UserID: 2, TxHash: "0x\x00"},
+		topics.TypeDepositObserved:     topics.DepositObserved{ChainID: 1, BlockHash: "0x\x00b", Quantity: "1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := topics.FundingEnvelope(name, "id-1", time.UnixMilli(1), payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ledger.Decode(e); err == nil || !strings.Contains(err.Error(), "NUL character") {
+				t.Fatalf("Decode: %v, want an error naming the NUL character", err)
+			}
+		})
+	}
 }
