@@ -251,7 +251,13 @@ func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identi
 		return
 	}
 	where, args := `originator = ANY($1) AND status = 'CONFIRMED'`, []any{owners}
-	if before := q.Get("before"); before != "" {
+	before := q.Get("before")
+	if !plainID(before) {
+		ofFail(w, http.StatusBadRequest, 1001, "error.validation",
+			fmt.Sprintf("before must be the refundId of a confirmed refund, not %.40q", before))
+		return
+	}
+	if before != "" {
 		// The page after the named refund in the list's order; a refund
 		// id that is not one of the partner's confirmed ones names no
 		// position and leaves the page empty.
@@ -277,6 +283,21 @@ func (o *Orderflow) refunds(w http.ResponseWriter, r *http.Request, id of.Identi
 		}
 	}
 	ofOK(w, out)
+}
+
+// plainID reports whether s can be an id of ours: at most 200 bytes of
+// printable ASCII. Anything else names nothing and would not reach
+// Postgres as text.
+func plainID(s string) bool {
+	if len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // listRefunds returns the refunds where holds, newest first; at most

@@ -125,7 +125,8 @@ func TestRefundsReadPagesConfirmedAndKeepsEveryLiability(t *testing.T) {
 	if status, d = read(""); status != 200 || len(d.Confirmed) != 3 || d.More {
 		t.Fatalf("default page: %d, confirmed %+v, more %v", status, d.Confirmed, d.More)
 	}
-	for _, bad := range []string{"?limit=0", "?limit=501", "?limit=x", "?limit=" + strings.Repeat("9", 100)} {
+	for _, bad := range []string{"?limit=0", "?limit=501", "?limit=x", "?limit=" + strings.Repeat("9", 100),
+		"?before=%00", "?before=%FF", "?before=" + strings.Repeat("c", 201)} {
 		if status, _ := read(bad); status != 400*10000+1001 {
 			t.Errorf("refunds%s: %d, want 400 with code 1001", bad, status)
 		}
