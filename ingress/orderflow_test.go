@@ -182,6 +182,30 @@ func (e *orderflowEdges) accountCall(t *testing.T, path, key, body string) (int,
 	return resp.StatusCode, env
 }
 
+// TestVerifyRefusesAMalformedNonce: a nonce that is not a challenge's (16
+// bytes of 0x hex) is a 400 naming the fields, not a Postgres error; a
+// well-formed nonce that was never issued is the challenge's 401.
+func TestVerifyRefusesAMalformedNonce(t *testing.T) {
+	e := newOrderflowEdges(t)
+	const addr = "0x00000000000000000000000000000000000000a1"
+	sig := "0x" + strings.Repeat("11", 65)
+	for _, tc := range []struct {
+		nonce  string
+		status int
+	}{
+		{`"\u0000"`, 400},
+		{`"0x01"`, 400},
+		{`"0x000102030405060708090a0b0c0d0e0f\u0000"`, 400},
+		{`"` + strings.Repeat("a", 5000) + `"`, 400},
+		{`"0x000102030405060708090a0b0c0d0e0f"`, 401},
+	} {
+		status, env := e.accountCall(t, "/v1/auth/verify", "", `{"address":"`+addr+`","nonce":`+tc.nonce+`,"signature":"`+sig+`"}`)
+		if status != tc.status || (status == 400 && (env["code"] != float64(1001) || !strings.Contains(env["message"].(string), "nonce"))) {
+			t.Errorf("nonce %.40s: %d %v, want %d", tc.nonce, status, env, tc.status)
+		}
+	}
+}
+
 // TestRefundReaderSubaccount: an originator makes another account its
 // refund reader; that account's key then only reads refunds (it can
 // neither originate as a partner, nor search, nor name readers) until

@@ -114,11 +114,13 @@ type VerifyRequest struct {
 }
 
 // parse checks the request: a 0x account address (returned in lower
-// case), a nonce, and a 0x hex signature (returned as bytes).
+// case), a nonce as the challenge gives it (16 bytes of 0x hex), and a 0x
+// hex signature (returned as bytes).
 func (req VerifyRequest) parse() (string, []byte, bool) {
 	addr, ok := address(req.Address)
 	sig, err := of.DecodeHex(req.Signature)
-	if !ok || err != nil || req.Nonce == "" {
+	nonce, nerr := of.DecodeHex(req.Nonce)
+	if !ok || err != nil || nerr != nil || len(nonce) != 16 {
 		return "", nil, false
 	}
 	return addr, sig, true
@@ -155,7 +157,7 @@ func (a *Accounts) verify(w http.ResponseWriter, r *http.Request) {
 	}
 	addr, sig, ok := req.parse()
 	if !ok {
-		fail(w, http.StatusBadRequest, 1001, "error.validation", "address, nonce and signature (0x hex) are required")
+		fail(w, http.StatusBadRequest, 1001, "error.validation", "address, nonce (the challenge's, 16 bytes of 0x hex) and signature (0x hex) are required")
 		return
 	}
 	expires, err := a.chall.Use(r.Context(), req.Nonce, addr, a.now())

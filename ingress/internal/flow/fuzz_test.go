@@ -48,7 +48,8 @@ func FuzzPathKey(f *testing.F) {
 // FuzzVerifyBody: the verify body decodes strictly, and an accepted one
 // has a lower-case address and a signature.
 func FuzzVerifyBody(f *testing.F) {
-	f.Add([]byte(`{"address":"0x00000000000000000000000000000000000000Aa","nonce":"0x01","signature":"0x0102"}`))
+	f.Add([]byte(`{"address":"0x00000000000000000000000000000000000000Aa","nonce":"0x000102030405060708090a0b0c0d0e0f","signature":"0x0102"}`))
+	f.Add([]byte(`{"address":"0x00000000000000000000000000000000000000Aa","nonce":"0x01\u0000","signature":"0x0102"}`))
 	f.Add([]byte(`{"address":"0x00","nonce":"","signature":"zz","extra":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req VerifyRequest
@@ -59,7 +60,7 @@ func FuzzVerifyBody(f *testing.F) {
 		if !ok {
 			return
 		}
-		if addr != strings.ToLower(addr) || len(addr) != 42 || sig == nil || req.Nonce == "" {
+		if addr != strings.ToLower(addr) || len(addr) != 42 || sig == nil || len(req.Nonce) != 34 {
 			t.Fatalf("accepted %+v as %q %x", req, addr, sig)
 		}
 	})
