@@ -219,3 +219,28 @@ func TestExecutorNeverPaysTwice(t *testing.T) {
 }
 
 func equalFold(a, b string) bool { return common.HexToHash(a) == common.HexToHash(b) }
+
+// TestExecutorConfirmsAPaymentItFindsBeforeSigning covers a request whose
+// payout is already mined when the executor first looks at it (its stored
+// payout lost, or cleared by an operator after it was mined): the payment
+// found on chain is recorded and, once deep, confirmed.
+func TestExecutorConfirmsAPaymentItFindsBeforeSigning(t *testing.T) {
+	pool, cl, acc, chain := withdrawalFixture(t)
+	id := debitedRequest(t, pool, cl, acc, "1")
+	auth, _ := bind.NewKeyedTransactorWithChainID(chain.operator, big.NewInt(1337))
+	sent, err := chain.binding.Withdraw(auth, big.NewInt(id), common.HexToAddress(address(0)), ether)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain.sim.Commit()
+	runUntil(t, chain, pool, chain.executor(t, pool, cl), map[int64]int{id: 10})
+
+	var hash string
+	if err := pool.QueryRow(t.Context(), `SELECT tx_hash FROM withdraw_requests WHERE request_id = $1`, id).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if !equalFold(hash, sent.Hash().Hex()) {
+		t.Fatalf("request records tx %s, the payment was %s", hash, sent.Hash().Hex())
+	}
+	mustAudit(t, pool)
+}

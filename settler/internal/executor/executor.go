@@ -170,7 +170,7 @@ func (e *Executor) handle(ctx context.Context, r request, head uint64) error {
 		return e.publishFailed(ctx, r, "", "the collateral contract pays the native token only")
 	}
 	if r.raw == nil {
-		return e.pay(ctx, r)
+		return e.pay(ctx, r, head)
 	}
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalBinary(r.raw); err != nil {
@@ -200,22 +200,36 @@ func (e *Executor) handle(ctx context.Context, r request, head uint64) error {
 	if hash, blk, ok, err := e.paidBy(ctx, r.id); err != nil {
 		return err
 	} else if ok {
-		if head < blk+e.cfg.Confirmations {
-			return nil
-		}
-		return e.publishConfirmed(ctx, r, hash, blk)
+		return e.recordPayment(ctx, r, hash, blk, head)
 	}
 	return e.publishFailed(ctx, r, lower(tx.Hash()), "withdrawal transaction reverted")
 }
 
+// recordPayment reports a payment of r the contract made by transaction
+// hash in block blk, found in its logs rather than through a stored
+// payout: submitted at once, confirmed once Confirmations deep. Without
+// the stored payout nothing else would ever confirm the request.
+func (e *Executor) recordPayment(ctx context.Context, r request, hash common.Hash, blk, head uint64) error {
+	if r.status == 1 {
+		if err := e.publishSubmitted(ctx, r, hash); err != nil {
+			return err
+		}
+	}
+	if head < blk+e.cfg.Confirmations {
+		return nil
+	}
+	return e.publishConfirmed(ctx, r, hash, blk)
+}
+
 // pay signs a payout, stores it, then sends it. A request the contract
-// already paid (its stored payout lost) is reported, not paid again.
-func (e *Executor) pay(ctx context.Context, r request) error {
-	if hash, _, ok, err := e.paidBy(ctx, r.id); err != nil {
+// already paid (its stored payout lost or cleared) is reported, not paid
+// again.
+func (e *Executor) pay(ctx context.Context, r request, head uint64) error {
+	if hash, blk, ok, err := e.paidBy(ctx, r.id); err != nil {
 		return err
 	} else if ok {
 		e.log.Warn("withdraw request already paid on chain; recording that payment", "request", r.id, "tx", hash.Hex())
-		return e.publishSubmitted(ctx, r, hash)
+		return e.recordPayment(ctx, r, hash, blk, head)
 	}
 	nonce, err := e.chain.PendingNonceAt(ctx, e.operator)
 	if err != nil {
