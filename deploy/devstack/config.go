@@ -71,7 +71,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		Auth:               ingress.AuthConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
-		DemoValidator:      r.String("DEMO_VALIDATOR", "true") != "false",
+		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),
 		OriginatorAddr:     r.String("ORIGINATOR_ADDR", "127.0.0.1:8081"),
 		SearcherAddr:       r.String("SEARCHER_ADDR", "127.0.0.1:8082"),
 		OrderflowAddr:      r.String("ORDERFLOW_ADDR", "127.0.0.1:8083"),
