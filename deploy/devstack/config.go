@@ -95,13 +95,19 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 	return cfg, r.Err()
 }
 
-// readBlockInterval reads DEV_BLOCK_INTERVAL: 0 (no automatic blocks) or
-// 50ms to 1m.
+// readBlockInterval reads DEV_BLOCK_INTERVAL: 0 in any form (0, 0s) for
+// no automatic blocks, or 50ms to 1m.
 func readBlockInterval(r *config.Reader) time.Duration {
-	if r.String("DEV_BLOCK_INTERVAL", "") == "0" {
-		return 0
+	raw := r.String("DEV_BLOCK_INTERVAL", "")
+	if raw == "" {
+		return 2 * time.Second
 	}
-	return r.Duration("DEV_BLOCK_INTERVAL", 2*time.Second, 50*time.Millisecond, time.Minute)
+	d, err := time.ParseDuration(raw)
+	if err == nil && (d == 0 || d >= 50*time.Millisecond && d <= time.Minute) {
+		return d
+	}
+	r.Fail("DEV_BLOCK_INTERVAL=%q: want 0 (blocks only on evm_mine) or a duration from 50ms to 1m, such as 2s", raw)
+	return 2 * time.Second
 }
 
 // readGenesis reads DEV_GENESIS as RFC 3339 or UNIX seconds.

@@ -3,6 +3,7 @@ package devstack
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"blockspace.exchange/platform/config"
 )
@@ -55,6 +56,40 @@ func TestDemoValidatorIsABool(t *testing.T) {
 			t.Errorf("DEMO_VALIDATOR=%q: %v", tc.value, err)
 		} else if cfg.DemoValidator != tc.want {
 			t.Errorf("DEMO_VALIDATOR=%q: DemoValidator %v, want %v", tc.value, cfg.DemoValidator, tc.want)
+		}
+	}
+}
+
+// DEV_BLOCK_INTERVAL is 0 in any spelling (no automatic blocks) or 50ms to
+// 1m; the refusal says that 0 is allowed too.
+func TestDevBlockInterval(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		bad   bool
+	}{
+		{"", 2 * time.Second, false},
+		{"0", 0, false},
+		{"0s", 0, false},
+		{"0ms", 0, false},
+		{"500ms", 500 * time.Millisecond, false},
+		{"1m", time.Minute, false},
+		{"10ms", 0, true},
+		{"2m", 0, true},
+		{"2", 0, true},
+		{"-1s", 0, true},
+	} {
+		cfg, err := ConfigFromEnv(config.FromMap(map[string]string{"DEV_BLOCK_INTERVAL": tc.value}))
+		if tc.bad {
+			if err == nil || !strings.Contains(err.Error(), "DEV_BLOCK_INTERVAL") || !strings.Contains(err.Error(), "want 0") {
+				t.Errorf("DEV_BLOCK_INTERVAL=%q: error %v, want one naming the variable and allowing 0", tc.value, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("DEV_BLOCK_INTERVAL=%q: %v", tc.value, err)
+		} else if cfg.DevBlockInterval != tc.want {
+			t.Errorf("DEV_BLOCK_INTERVAL=%q: %s, want %s", tc.value, cfg.DevBlockInterval, tc.want)
 		}
 	}
 }
