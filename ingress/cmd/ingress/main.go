@@ -110,13 +110,14 @@ func markets(p *process.Process, r *config.Reader, svc *ingress.Service) (func(c
 		return nil, fmt.Errorf("BEACON_URL: %w", err)
 	}
 	params := ingress.MarketParamsFromEnv(r)
+	clock := slotClock(r)
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	if err := svc.ServeValidators(p.Pool, b, p.DBErr, p.Log.With("component", "validators")); err != nil {
 		return nil, err
 	}
-	if r.String("SLOT_CLOCK", "true") == "false" {
+	if !clock {
 		return nil, nil
 	}
 	c, err := ingress.NewClock(p.Common.Environment, params, p.Pool, b, p.Kafka, p.Log.With("component", "clock"))
@@ -125,3 +126,7 @@ func markets(p *process.Process, r *config.Reader, svc *ingress.Service) (func(c
 	}
 	return c.Run, nil
 }
+
+// slotClock reads SLOT_CLOCK (true): false, like 0, no or off, keeps this
+// instance from publishing ticks; any other word is a configuration error.
+func slotClock(r *config.Reader) bool { return r.Bool("SLOT_CLOCK", true) }
