@@ -23,20 +23,20 @@ func main() {
 
 func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
 	host, _ := os.Hostname()
-	m, err := matcher.New(matcher.Config{
+	cfg := matcher.Config{
 		Kafka:         pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher"},
 		Group:         r.String("MATCHER_GROUP", "matcher"),
 		InstanceID:    r.String("MATCHER_INSTANCE_ID", host),
 		StaticMember:  r.Bool("MATCHER_STATIC_MEMBER", false),
 		MaxBatch:      r.Int("MATCHER_MAX_BATCH", 10_000, 1, 1_000_000),
-		SnapshotEvery: r.Int("MATCHER_SNAPSHOT_EVERY", 50_000, -1, 100_000_000),
+		SnapshotEvery: snapshotEvery(r),
 		Logger:        p.Log,
-	})
-	if err != nil {
-		return nil, nil, err
 	}
 	if err := r.Err(); err != nil {
-		m.Close()
+		return nil, nil, err
+	}
+	m, err := matcher.New(cfg)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := m.RegisterMetrics(p.Registry); err != nil {
@@ -48,4 +48,17 @@ func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.S
 		return m.Run(ctx)
 	}
 	return nil, []func(context.Context) error{run}, nil
+}
+
+// snapshotEvery reads MATCHER_SNAPSHOT_EVERY: -1 turns snapshots off,
+// 1 to 100,000,000 input records of a partition go between two snapshots
+// (50,000). 0 is refused: matcher.Config takes it for the default, which
+// an operator writing 0 to turn snapshots off would not expect.
+func snapshotEvery(r *config.Reader) int {
+	n := r.Int("MATCHER_SNAPSHOT_EVERY", 50_000, -1, 100_000_000)
+	if n == 0 {
+		r.Fail("MATCHER_SNAPSHOT_EVERY=0: want -1 (no snapshots) or 1 to 100000000 records")
+		return 50_000
+	}
+	return n
 }
