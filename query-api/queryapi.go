@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -68,9 +69,16 @@ type Service struct {
 	accounts *live.AccountFeed
 }
 
+// contractAddress is the form of an Ethereum address that clients are
+// told to deposit to.
+var contractAddress = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
+
 // New builds the service and loads what it serves; it fails when
 // Postgres cannot be read, so a process is not ready with empty caches.
 func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
+	if cfg.CollateralContract != "" && !contractAddress.MatchString(cfg.CollateralContract) {
+		return nil, fmt.Errorf("COLLATERAL_CONTRACT=%q: want the collateral contract's address, 0x and 40 hex digits", cfg.CollateralContract)
+	}
 	if cfg.KeysRefresh <= 0 {
 		cfg.KeysRefresh = 30 * time.Second
 	}

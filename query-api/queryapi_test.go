@@ -142,6 +142,36 @@ func TestContractAddressUnsetIsRefused(t *testing.T) {
 	}
 }
 
+// A COLLATERAL_CONTRACT that is not an address stops the start with a
+// message naming the variable, before Postgres is asked to store it (its
+// check constraint answered with the column's name only).
+func TestMalformedContractAddressIsRefused(t *testing.T) {
+	pool := pgtest.New(t, schema.Migrations())
+	env, err := environment.Lookup("mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"0x1234", "not-an-address", "4838b106fce9647bdf1e7877bf73ce8b0bad5f97",
+		"0x4838b106fce9647bdf1e7877bf73ce8b0bad5f9z", "0x4838b106fce9647bdf1e7877bf73ce8b0bad5f9700"} {
+		_, err := New(context.Background(), Config{Environment: env, CollateralContract: bad},
+			Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DBErr: func() error { return nil }})
+		if err == nil || !contains(err.Error(), "COLLATERAL_CONTRACT") {
+			t.Errorf("%q: error %v, want one naming COLLATERAL_CONTRACT", bad, err)
+		}
+	}
+	var stored *string
+	if err := pool.QueryRow(context.Background(), `SELECT collateral_contract FROM networks WHERE chain_id = 1`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != nil && *stored != "" {
+		t.Errorf("a refused address was stored: %q", *stored)
+	}
+	s, _ := newService(t, "mainnet", "0x4838B106FCe9647Bdf1E7877BF73cE8B0BAD5f97", nil)
+	if r := get(t, s.Handler(), "/api/v1/p/funding/contractAddress"); !r.Body.Success {
+		t.Errorf("a well-formed address: code %d %q", r.Body.Code, r.Body.Message)
+	}
+}
+
 func TestReloadPicksUpChangedReferenceData(t *testing.T) {
 	s, pool := newService(t, "mainnet", "", nil)
 	if _, err := pool.Exec(context.Background(), `UPDATE fee_schedules SET buy_fee_rate = 0.0025 WHERE user_class = 1`); err != nil {
