@@ -31,7 +31,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		if len(req.Args) == 0 || len(req.Args) > maxArgs {
 			t.Fatalf("accepted %d args", len(req.Args))
 		}
-		for _, a := range req.Args {
+		if len(req.Refused) != len(req.Args) {
+			t.Fatalf("%d refusals for %d args", len(req.Refused), len(req.Args))
+		}
+		for i, a := range req.Args {
+			if refused := req.Refused[i]; refused != nil {
+				_ = errorReply(refused)
+				continue
+			}
 			switch req.Op {
 			case OpLogin:
 				if a.AccessToken == "" {

@@ -28,19 +28,19 @@ func (s *Server) handle(sock *socket, msg []byte) {
 		sock.send(errorReply(err.(*protoError)))
 		return
 	}
-	switch req.Op {
-	case OpLogin:
-		s.login(sock, req.Args[0].AccessToken)
-	case OpSubscribe:
-		for _, a := range req.Args {
+	for i, a := range req.Args {
+		if refused := req.Refused[i]; refused != nil {
+			sock.send(errorReply(refused))
+			continue
+		}
+		switch req.Op {
+		case OpLogin:
+			s.login(sock, a.AccessToken)
+		case OpSubscribe:
 			s.subscribe(sock, a)
-		}
-	case OpUnsubscribe:
-		for _, a := range req.Args {
+		case OpUnsubscribe:
 			s.unsubscribe(sock, a)
-		}
-	case OpQuery:
-		for _, a := range req.Args {
+		case OpQuery:
 			s.query(sock, a)
 		}
 	}

@@ -404,3 +404,32 @@ func TestSubscriptionAndRateLimits(t *testing.T) {
 		t.Fatal("a burst over the rate was not refused")
 	}
 }
+
+// A message's args are answered one by one, in order: a refused arg gets
+// its error event, naming the arg, and the others are still carried out.
+func TestEachArgIsAnsweredOnItsOwn(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	h.open(7, topics.WholeBlock)
+	c := h.dial(nil)
+	c.subscribe(map[string]string{"channel": "recentTrade", "marketType": "wholeBlock"},
+		map[string]string{"channel": "candles", "marketType": "wholeBlock"},
+		map[string]string{"channel": "tickerUpdate", "marketType": "wholeBlock", "instrumentId": wb7})
+	got := c.upTo()
+	if len(got) != 4 {
+		t.Fatalf("answers: %v", got)
+	}
+	if got[0].Event != "subscribe" || got[0].Arg == nil || got[0].Arg.Channel != ChannelTrade {
+		t.Fatalf("first arg: %s", got[0].raw)
+	}
+	if m := got[1]; m.Event != "error" || m.Code != CodeValidation || !strings.HasPrefix(m.Msg, `args[1]: channel "candles"`) ||
+		m.Arg == nil || m.Arg.Channel != "candles" || !strings.Contains(m.raw, `"op":"subscribe"`) {
+		t.Fatalf("second arg: %s", m.raw)
+	}
+	if got[2].Event != "subscribe" || got[2].Arg == nil || got[2].Arg.Channel != ChannelTicker || got[3].A != "snapshot" {
+		t.Fatalf("third arg: %s then %s", got[2].raw, got[3].raw)
+	}
+	h.apply(topics.TypeTradeExecuted, topics.Fill{TradeID: 9, InstrumentID: wb7, Slot: 7, Price: "2.5", Quantity: "1", Side: true})
+	if got := c.upTo(); len(got) == 0 || got[0].E != ChannelTrade {
+		t.Fatalf("the first arg's subscription: %v", got)
+	}
+}

@@ -84,10 +84,12 @@ var queries = map[string]channelKind{
 	QueryRecentTrades: {}, QueryOpenOrders: {private: true}, QueryPositions: {private: true},
 }
 
-// Request is one decoded client message.
+// Request is one decoded client message. Each arg is answered on its
+// own: Refused[i] is why Args[i] is refused, nil when it fits the op.
 type Request struct {
-	Op   string
-	Args []Arg
+	Op      string
+	Args    []Arg
+	Refused []*protoError
 }
 
 // Arg is one element of a message's args. Family is the decoded
@@ -163,15 +165,15 @@ func DecodeRequest(msg []byte) (Request, error) {
 	if op == OpLogin && len(w.Args) != 1 {
 		return Request{}, &protoError{code: CodeValidation, op: op, msg: "login takes exactly one arg {\"accessToken\": ...}"}
 	}
-	req := Request{Op: op, Args: make([]Arg, 0, len(w.Args))}
+	req := Request{Op: op, Args: make([]Arg, 0, len(w.Args)), Refused: make([]*protoError, 0, len(w.Args))}
 	for i, raw := range w.Args {
 		a, err := decodeArg(op, raw)
 		if err != nil {
-			err.op = op
+			err.op, err.arg = op, a.echo()
 			err.msg = fmt.Sprintf("args[%d]: %s", i, err.msg)
-			return Request{}, err
 		}
 		req.Args = append(req.Args, a)
+		req.Refused = append(req.Refused, err)
 	}
 	return req, nil
 }
@@ -266,6 +268,16 @@ func (a *Arg) market(k channelKind) *protoError {
 		a.MarketType = marketType(f)
 	}
 	return nil
+}
+
+// echo is a refused arg as its error event names it: what was read of
+// it, bounded, or nil when nothing was.
+func (a Arg) echo() *Arg {
+	if a == (Arg{}) {
+		return nil
+	}
+	return &Arg{Channel: short(a.Channel), MarketType: short(a.MarketType), InstrumentID: short(a.InstrumentID),
+		QueryType: short(a.QueryType), Limit: a.Limit}
 }
 
 func (a *Arg) name() string {
