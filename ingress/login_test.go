@@ -325,3 +325,58 @@ func TestRefreshFromAnotherUserAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentRefreshesOfOneCredential: two refreshes that present the
+// same credential at once cannot both rotate it. The second one to run
+// sees the credential rotated by the first, which is reuse: the session
+// is revoked and no second successor credential exists.
+func TestConcurrentRefreshesOfOneCredential(t *testing.T) {
+	s := newLoginStack(t)
+	v := s.login(newLoginWallet(t), "/api/v1", false)
+	cred := v.cookie()
+	if v.status != 200 || cred == nil {
+		t.Fatalf("verify: %d %s", v.status, v.raw)
+	}
+	user := s.session(v).User.UserID
+
+	// Hold the session row so that both refreshes read the credential
+	// and then queue on the lock, as two requests arriving together do.
+	ctx := t.Context()
+	hold, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM sessions WHERE user_id = $1 FOR UPDATE`, user); err != nil {
+		t.Fatal(err)
+	}
+	replies := make(chan reply, 2)
+	for range 2 {
+		go func() {
+			replies <- s.post("/api/v1/user/login/refresh", map[string]string{"refreshToken": cred.Value}, false, nil)
+		}()
+	}
+	for s.count(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := hold.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	won := 0
+	for range 2 {
+		if r := <-replies; r.status == 200 {
+			won++
+		} else if r.status != 401 || r.body.Code != 1 {
+			t.Fatalf("refresh: %d %s", r.status, r.raw)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d concurrent refreshes of one credential succeeded, want 1", won)
+	}
+	if n := s.count(`SELECT count(*) FROM refresh_tokens JOIN sessions USING (session_id) WHERE user_id = $1`, user); n != 2 {
+		t.Fatalf("the session has %d credentials, want the first and one successor", n)
+	}
+	if n := s.count(`SELECT count(*) FROM sessions WHERE user_id = $1 AND revoke_reason = 'reuse'`, user); n != 1 {
+		t.Fatal("presenting the rotated credential again did not revoke the session")
+	}
+}

@@ -116,10 +116,16 @@ type rotation struct {
 	token             string
 }
 
-// rotate exchanges a live refresh credential for a new one. The session
-// row is locked so that two refreshes of one credential cannot both win.
-// A credential that was already rotated revokes its whole session: either
-// the client or a thief holds a newer one, and we cannot tell which.
+// rotate exchanges a live refresh credential for a new one. A credential
+// that was already rotated revokes its whole session: either the client
+// or a thief holds a newer one, and we cannot tell which.
+//
+// The credential row is locked with its session. Locking the session
+// alone is not enough: a refresh that queued behind another one on the
+// session lock would still see the credential as its snapshot had it,
+// not yet rotated, and both would win. Waiting on the credential row
+// makes Postgres re-read it once the first refresh commits, so the second
+// sees rotated_at and is treated as reuse.
 func (s store) rotate(ctx context.Context, hash []byte, ua string) (rotation, error) {
 	var out rotation
 	revoked := false
@@ -134,7 +140,7 @@ func (s store) rotate(ctx context.Context, hash []byte, ua string) (rotation, er
 			       s.revoked_at IS NULL AND s.expires_at > now()
 			FROM refresh_tokens r JOIN sessions s USING (session_id)
 			WHERE r.token_hash = $1
-			FOR UPDATE OF s`, hash).Scan(&out.sessionID, &rotatedAt, &out.userID, &agent, &live)
+			FOR UPDATE OF r, s`, hash).Scan(&out.sessionID, &rotatedAt, &out.userID, &agent, &live)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errSession
 		}
