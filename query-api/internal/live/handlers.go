@@ -9,7 +9,6 @@ import (
 
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/query-api/internal/markets"
-	"blockspace.exchange/topics"
 )
 
 var (
@@ -170,14 +169,6 @@ func describeArg(a Arg) string {
 		out += " instrumentId " + a.InstrumentID
 	}
 	return out
-}
-
-// families returns the family of an arg, or both when it names none.
-func families(a Arg) []topics.Family {
-	if a.Family != "" {
-		return []topics.Family{a.Family}
-	}
-	return []topics.Family{topics.WholeBlock, topics.InclusionPreconf}
 }
 
 func itoa(n int) string { return formatRate(float64(n)) }

@@ -433,3 +433,20 @@ func TestEachArgIsAnsweredOnItsOwn(t *testing.T) {
 		t.Fatalf("the first arg's subscription: %v", got)
 	}
 }
+
+// The openOrders query without a marketType lists the caller's resting
+// orders of both families together, by orderId.
+func TestOpenOrdersOfBothFamiliesByOrderID(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	h.open(7, topics.WholeBlock)
+	h.open(8, topics.InclusionPreconf)
+	h.apply(topics.TypeOrderAccepted, orderEvent(3, 200, wb7, false, "2.5", "1", "0", topics.OrderStatusOnBook))
+	h.apply(topics.TypeOrderAccepted, orderEvent(3, 100, "ETH-PC-8", true, "0.00000002", "21000", "0", topics.OrderStatusOnBook))
+	c := h.dial(nil)
+	c.login(h.token(3, time.Now().Add(time.Hour)))
+	c.send(map[string]any{"op": "query", "args": []any{map[string]string{"queryType": "openOrders"}}})
+	got := decodeP[[]markets.Order](t, c.next())
+	if len(got) != 2 || got[0].OrderID != 100 || got[1].OrderID != 200 {
+		t.Fatalf("openOrders: %+v", got)
+	}
+}

@@ -53,13 +53,7 @@ func (s *Server) query(sock *socket, a Arg) {
 		payload, failed = s.currentSlot()
 	case QueryOpenOrders:
 		user := s.userOf(sock)
-		orders := []markets.Order{}
-		s.deps.Model.View(func(v markets.View) {
-			for _, f := range families(a) {
-				orders = append(orders, v.OpenOrders(user, f, a.InstrumentID)...)
-			}
-		})
-		payload = orders
+		s.deps.Model.View(func(v markets.View) { payload = v.OpenOrders(user, a.Family, a.InstrumentID) })
 	case QueryPositions:
 		payload, failed = s.positions(s.userOf(sock), a)
 	}

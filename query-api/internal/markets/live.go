@@ -112,16 +112,23 @@ func (v View) Trades(instrumentID string, limit int) ([]Trade, bool) {
 }
 
 // OpenOrders returns the orders of a user resting on the books of a
-// family's listed markets (instrumentID "" for all), by order id.
+// family's listed markets (f "" for both families, instrumentID "" for
+// every market), by order id.
 func (v View) OpenOrders(userID int64, f topics.Family, instrumentID string) []Order {
+	fams := []topics.Family{f}
+	if f == "" {
+		fams = []topics.Family{topics.WholeBlock, topics.InclusionPreconf}
+	}
 	out := []Order{}
-	for _, mk := range v.m.live(f) {
-		if instrumentID != "" && topics.InstrumentID(f, mk.slot) != instrumentID {
-			continue
-		}
-		for _, o := range mk.orders {
-			if o.ev.UserID == userID {
-				out = append(out, orderView(&o.ev, o.created, o.updated))
+	for _, f := range fams {
+		for _, mk := range v.m.live(f) {
+			if instrumentID != "" && topics.InstrumentID(f, mk.slot) != instrumentID {
+				continue
+			}
+			for _, o := range mk.orders {
+				if o.ev.UserID == userID {
+					out = append(out, orderView(&o.ev, o.created, o.updated))
+				}
 			}
 		}
 	}
