@@ -37,7 +37,8 @@ type PostgresPositions struct{ Pool *pgxpool.Pool }
 const maxPositions = 500
 
 // Positions returns the user's positions in the family (both when f is
-// ""), or in one instrument, newest market first.
+// ""), or in one instrument, newest market (latest slot) first and, in a
+// slot, whole block before inclusion preconf.
 func (p PostgresPositions) Positions(ctx context.Context, userID int64, f topics.Family, instrumentID string) ([]Position, error) {
 	lo, hi := int64(0), int64(3_000_000_000_000)
 	if f != "" {
@@ -51,7 +52,7 @@ func (p PostgresPositions) Positions(ctx context.Context, userID int64, f topics
 		FROM positions p JOIN accounts a ON a.account_id = p.account_id
 		WHERE a.user_id = $1 AND p.market_id >= $2 AND p.market_id < $3
 		  AND ($4 = '' OR p.instrument_id = $4)
-		ORDER BY p.market_id DESC, p.account_id
+		ORDER BY p.slot DESC, p.market_id DESC, p.account_id
 		LIMIT $5`, userID, lo, hi, instrumentID, maxPositions)
 	if err != nil {
 		return nil, fmt.Errorf("read positions: %w", err)

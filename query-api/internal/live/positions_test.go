@@ -12,7 +12,8 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // The positions query reads the caller's positions from the settler's
-// table, never another user's, filtered by family and instrument.
+// table, never another user's, filtered by family and instrument, newest
+// market (latest slot) first whatever its family.
 func TestPositionsQuery(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
@@ -37,6 +38,7 @@ func TestPositionsQuery(t *testing.T) {
 	}{
 		{aliceAcct, "ETH-WB-7", 2_000_000_000_007, "1", "1", "2.5"},
 		{aliceAcct, "ETH-PC-7", 1_000_000_000_007, "21000", "0", nil},
+		{aliceAcct, "ETH-PC-9", 1_000_000_000_009, "21000", "0", nil},
 		{bobAcct, "ETH-WB-8", 2_000_000_000_008, "1", "0", "3"},
 	} {
 		if _, err := pool.Exec(ctx, `INSERT INTO positions (account_id, instrument_id, market_id, slot, quantity, locked, average_price)
@@ -51,7 +53,7 @@ func TestPositionsQuery(t *testing.T) {
 		arg  map[string]string
 		want []string
 	}{
-		{map[string]string{"queryType": "positions"}, []string{"ETH-WB-7", "ETH-PC-7"}},
+		{map[string]string{"queryType": "positions"}, []string{"ETH-PC-9", "ETH-WB-7", "ETH-PC-7"}},
 		{map[string]string{"queryType": "positions", "marketType": "wholeBlock"}, []string{"ETH-WB-7"}},
 		{map[string]string{"queryType": "positions", "instrumentId": "ETH-PC-7"}, []string{"ETH-PC-7"}},
 		{map[string]string{"queryType": "positions", "instrumentId": "ETH-WB-8"}, nil},
