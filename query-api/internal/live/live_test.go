@@ -48,6 +48,7 @@ func TestErrorsAreAnsweredWithCodes(t *testing.T) {
 		{"unsubscribe unknown", map[string]any{"op": "unsubscribe", "args": []any{map[string]any{"channel": "recentTrade", "marketType": "wholeBlock"}}}, CodeValidation, "not subscribed"},
 		{"query unknown type", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "candles"}}}, CodeValidation, `queryType "candles"`},
 		{"query book without instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook"}}}, CodeValidation, "needs instrumentId"},
+		{"query markets with instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "markets", "marketType": "wholeBlock", "instrumentId": wb7}}}, CodeValidation, "takes no instrumentId"},
 		{"query unknown market", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook", "instrumentId": "ETH-PC-9"}}}, CodeNoMarket, "no market ETH-PC-9"},
 		{"query limit out of range", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "recentTrades", "instrumentId": wb7, "limit": 500}}}, CodeValidation, "limit 500"},
 		{"private query before login", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "openOrders"}}}, CodeAuth, "log in first"},

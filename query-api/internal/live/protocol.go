@@ -220,6 +220,9 @@ func (a *Arg) kind(op string) (channelKind, *protoError) {
 		if (a.QueryType == QueryBook || a.QueryType == QueryRecentTrades) && a.InstrumentID == "" {
 			return k, invalid("queryType %s needs instrumentId", a.QueryType)
 		}
+		if a.QueryType == QueryMarkets && a.InstrumentID != "" {
+			return k, invalid("queryType markets lists every market of a marketType and takes no instrumentId")
+		}
 		return k, nil
 	}
 	if a.QueryType != "" {
