@@ -451,3 +451,16 @@ func TestOpenOrdersOfBothFamiliesByOrderID(t *testing.T) {
 		t.Fatalf("openOrders: %+v", got)
 	}
 }
+
+// Binary messages count against the message rate like text ones: past
+// the burst they are refused with code 20, not answered one by one.
+func TestBinaryMessagesCountAgainstTheRate(t *testing.T) {
+	h := newHarness(t, Config{RequestRate: 0.001, RequestBurst: 1}, nil)
+	c := h.dial(nil)
+	for _, code := range []int{CodeValidation, CodeTooMany} {
+		if err := c.conn.WriteMessage(websocket.BinaryMessage, []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		c.expect("error", code)
+	}
+}

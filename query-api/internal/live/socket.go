@@ -161,13 +161,15 @@ func (s *socket) readLoop() {
 			return
 		}
 		deadline()
-		if kind != websocket.TextMessage {
-			s.send(errorReply(invalid("send JSON text messages, not binary")))
-			continue
-		}
+		// Every client message counts against the rate, binary ones too:
+		// each would be answered.
 		if !s.allow() {
 			s.send(errorReply(&protoError{code: CodeTooMany, msg: "too many messages: at most " +
 				formatRate(cfg.RequestRate) + " per second"}))
+			continue
+		}
+		if kind != websocket.TextMessage {
+			s.send(errorReply(invalid("send JSON text messages, not binary")))
 			continue
 		}
 		s.srv.handle(s, msg)
