@@ -184,7 +184,7 @@ func (s *Service) verify(prefix string) gin.HandlerFunc {
 			httpx.Fail(c, err)
 			return
 		}
-		s.answerWithToken(c, prefix, userID, sid, refresh, false)
+		s.answerWithToken(c, prefix, userID, sid, refresh, int(s.cfg.SessionTTL.Seconds()), false)
 	}
 }
 
@@ -254,13 +254,14 @@ func (s *Service) refresh(prefix string) gin.HandlerFunc {
 			httpx.Fail(c, err)
 			return
 		}
-		s.answerWithToken(c, prefix, rot.userID, rot.sessionID, rot.token, true)
+		s.answerWithToken(c, prefix, rot.userID, rot.sessionID, rot.token, rot.left, true)
 	}
 }
 
 // answerWithToken answers verify and refresh: the user, a new access
-// token and the refresh cookie.
-func (s *Service) answerWithToken(c *gin.Context, prefix string, userID, sid int64, refresh string, cashTokens bool) {
+// token and the refresh cookie, which lasts the maxAge seconds the
+// session has left (rotation does not extend a session).
+func (s *Service) answerWithToken(c *gin.Context, prefix string, userID, sid int64, refresh string, maxAge int, cashTokens bool) {
 	u, err := users.Get(c, s.db.pool, userID)
 	if err != nil {
 		httpx.Fail(c, err)
@@ -276,7 +277,7 @@ func (s *Service) answerWithToken(c *gin.Context, prefix string, userID, sid int
 		httpx.Fail(c, err)
 		return
 	}
-	s.setCookie(c, prefix, refresh, int(s.cfg.SessionTTL.Seconds()))
+	s.setCookie(c, prefix, refresh, maxAge)
 	httpx.OK(c, gin.H{"user": u, "accessToken": tok})
 }
 

@@ -114,6 +114,7 @@ func insertRefreshToken(ctx context.Context, tx pgx.Tx, sid int64) (string, erro
 type rotation struct {
 	userID, sessionID int64
 	token             string
+	left              int // whole seconds the session has left, at least 1
 }
 
 // rotate exchanges a live refresh credential for a new one. A credential
@@ -137,10 +138,11 @@ func (s store) rotate(ctx context.Context, hash []byte, ua string) (rotation, er
 		)
 		err := tx.QueryRow(ctx, `
 			SELECT r.session_id, r.rotated_at, s.user_id, s.user_agent,
-			       s.revoked_at IS NULL AND s.expires_at > now()
+			       s.revoked_at IS NULL AND s.expires_at > now(),
+			       greatest(1, ceil(extract(epoch FROM s.expires_at - now())))::int
 			FROM refresh_tokens r JOIN sessions s USING (session_id)
 			WHERE r.token_hash = $1
-			FOR UPDATE OF r, s`, hash).Scan(&out.sessionID, &rotatedAt, &out.userID, &agent, &live)
+			FOR UPDATE OF r, s`, hash).Scan(&out.sessionID, &rotatedAt, &out.userID, &agent, &live, &out.left)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errSession
 		}
