@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,22 @@ func Enqueue(ctx context.Context, tx pgx.Tx, r *kgo.Record) (Pending, error) {
 	return Pending{ID: id, Record: r}, nil
 }
 
+// insertAll is the one statement that writes many records to the outbox:
+// rows in the order of the arrays, so their identity ids ascend in it.
+const insertAll = `
+	INSERT INTO outbox (topic, key, value)
+	SELECT t, k, v FROM unnest($1::text[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r(t, k, v, n)
+	ORDER BY n RETURNING outbox_id`
+
+// columns are insertAll's arguments for rs.
+func columns(rs []*kgo.Record) (topicCol []string, keys, values [][]byte) {
+	topicCol, keys, values = make([]string, len(rs)), make([][]byte, len(rs)), make([][]byte, len(rs))
+	for i, r := range rs {
+		topicCol[i], keys[i], values[i] = r.Topic, r.Key, r.Value
+	}
+	return topicCol, keys, values
+}
+
 // QueueAll queues the one statement that writes many records to the
 // outbox in b, for a caller that sends several statements in one round
 // trip; *ids receives the row ids (in no particular order) when b runs.
@@ -100,23 +117,43 @@ func QueueAll(b *pgx.Batch, rs []*kgo.Record, ids *[]int64) {
 	if len(rs) == 0 {
 		return
 	}
-	topicCol := make([]string, len(rs))
-	keys := make([][]byte, len(rs))
-	values := make([][]byte, len(rs))
-	for i, r := range rs {
-		topicCol[i], keys[i], values[i] = r.Topic, r.Key, r.Value
+	topicCol, keys, values := columns(rs)
+	b.Queue(insertAll, topicCol, keys, values).Query(func(rows pgx.Rows) error {
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("insert outbox rows: %w", err)
+		}
+		*ids = got
+		return nil
+	})
+}
+
+// EnqueueAll writes rs to the outbox in tx with one statement and returns
+// them as Pending, in their order.
+func EnqueueAll(ctx context.Context, tx pgx.Tx, rs []*kgo.Record) ([]Pending, error) {
+	if len(rs) == 0 {
+		return nil, nil
 	}
-	b.Queue(`
-		INSERT INTO outbox (topic, key, value)
-		SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) RETURNING outbox_id`, topicCol, keys, values).
-		Query(func(rows pgx.Rows) error {
-			got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil {
-				return fmt.Errorf("insert outbox rows: %w", err)
-			}
-			*ids = got
-			return nil
-		})
+	topicCol, keys, values := columns(rs)
+	rows, err := tx.Query(ctx, insertAll, topicCol, keys, values)
+	if err != nil {
+		return nil, fmt.Errorf("insert outbox rows: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("insert outbox rows: %w", err)
+	}
+	if len(ids) != len(rs) {
+		return nil, fmt.Errorf("insert outbox rows: %d ids for %d records", len(ids), len(rs))
+	}
+	// The rows were inserted in rs's order, and identity ids ascend with
+	// insertion, whatever order RETURNING gives them in.
+	slices.Sort(ids)
+	ps := make([]Pending, len(rs))
+	for i, r := range rs {
+		ps[i] = Pending{ID: ids[i], Record: r}
+	}
+	return ps, nil
 }
 
 // Publish sends committed outbox rows and deletes them once Kafka has

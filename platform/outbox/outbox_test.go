@@ -111,3 +111,42 @@ func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 // migrations are the exchange's schema. The settler module owns it; the
 // platform module cannot import it.
 func migrations() fs.FS { return os.DirFS("../../settler/schema/migrations") }
+
+// TestEnqueueAllPairsIDsWithRecords: the rows EnqueueAll writes in one
+// statement, after a row already in the table, come back paired with
+// their own records; no records write nothing.
+func TestEnqueueAllPairsIDsWithRecords(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.New(t, migrations())
+	var recs []*kgo.Record
+	for i := range 50 {
+		recs = append(recs, &kgo.Record{Topic: topics.LedgerCommands, Key: []byte{byte(i)}, Value: []byte{byte(i), 'v'}})
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO outbox (topic, key, value) VALUES ('x', 'k', 'before')`); err != nil {
+		t.Fatal(err)
+	}
+	var ps []Pending
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		ps, err = EnqueueAll(ctx, tx, recs)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != len(recs) {
+		t.Fatalf("%d pending for %d records", len(ps), len(recs))
+	}
+	for i, p := range ps {
+		var key, value []byte
+		if err := pool.QueryRow(ctx, `SELECT key, value FROM outbox WHERE outbox_id = $1`, p.ID).Scan(&key, &value); err != nil {
+			t.Fatal(err)
+		}
+		if p.Record != recs[i] || string(key) != string(recs[i].Key) || string(value) != string(recs[i].Value) {
+			t.Fatalf("pending %d: row %d holds %x/%x, want %x/%x", i, p.ID, key, value, recs[i].Key, recs[i].Value)
+		}
+	}
+	if ps, err := EnqueueAll(ctx, nil, nil); ps != nil || err != nil {
+		t.Fatalf("no records: %v, %v", ps, err)
+	}
+}

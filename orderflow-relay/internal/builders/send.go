@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/topics"
@@ -263,20 +264,16 @@ func (f *Forwarder) keep(ctx context.Context, tx pgx.Tx, events []topics.Orderfl
 	if f.out == nil || len(events) == 0 {
 		return nil, nil
 	}
-	kept := make([]outbox.Pending, 0, len(events))
+	recs := make([]*kgo.Record, len(events))
 	for i, st := range events {
 		id := fmt.Sprintf("bs-%s-%s-%d:%d", st.BundleHash, st.Status, srcs[i].partition, srcs[i].offset)
 		r, err := statusRecord(id, st)
 		if err != nil {
 			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
 		}
-		p, err := outbox.Enqueue(ctx, tx, r)
-		if err != nil {
-			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
-		}
-		kept = append(kept, p)
+		recs[i] = r
 	}
-	return kept, nil
+	return outbox.EnqueueAll(ctx, tx, recs)
 }
 
 // statusOf is the event of an update that changed its row.

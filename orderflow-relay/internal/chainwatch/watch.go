@@ -28,6 +28,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/outbox"
@@ -251,23 +252,17 @@ func (w *Watcher) keep(ctx context.Context, tx pgx.Tx, evs events) ([]outbox.Pen
 	if w.out == nil {
 		return nil, nil
 	}
-	kept := make([]outbox.Pending, 0, len(evs))
-	for _, e := range evs {
+	recs := make([]*kgo.Record, len(evs))
+	for i, e := range evs {
 		env, err := topics.NewEnvelope(e.typ, topics.OrderflowVersion, e.id, time.Now(), e.payload)
 		if err != nil {
 			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
 		}
-		r, err := kafka.NewRecord(e.topic, []byte(e.key), env)
-		if err != nil {
+		if recs[i], err = kafka.NewRecord(e.topic, []byte(e.key), env); err != nil {
 			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
 		}
-		p, err := outbox.Enqueue(ctx, tx, r)
-		if err != nil {
-			return nil, fmt.Errorf("orderflow event %s: %w", e.id, err)
-		}
-		kept = append(kept, p)
 	}
-	return kept, nil
+	return outbox.EnqueueAll(ctx, tx, recs)
 }
 
 // eventID names an event the chain decided: what it is about, the status
