@@ -315,12 +315,8 @@ func (f *Forwarder) store(ctx context.Context, p *plan) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		events, srcs := make([]topics.OrderflowBundleStatus, len(p.changed)), make([]source, len(p.changed))
-		for i, c := range p.changed {
-			events[i], srcs[i] = c.status, c.src
-		}
 		var err error
-		kept, err = f.keep(ctx, tx, events, srcs)
+		kept, err = f.keep(ctx, tx, p.changed)
 		return err
 	})
 	if err != nil {

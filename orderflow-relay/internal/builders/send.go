@@ -235,8 +235,7 @@ type update struct {
 // an outbox keeps no event.
 func (f *Forwarder) apply(ctx context.Context, tx pgx.Tx, b *pgx.Batch, updates []update) ([]outbox.Pending, error) {
 	br := tx.SendBatch(ctx, b)
-	var changed []topics.OrderflowBundleStatus
-	var srcs []source
+	var changed []statusChange
 	for _, u := range updates {
 		tag, err := br.Exec()
 		if err != nil {
@@ -244,29 +243,30 @@ func (f *Forwarder) apply(ctx context.Context, tx pgx.Tx, b *pgx.Batch, updates 
 			return nil, fmt.Errorf("update bundle %s: %w", u.j.bundleHash, err)
 		}
 		if tag.RowsAffected() > 0 && u.status != "" {
-			changed, srcs = append(changed, f.statusOf(u)), append(srcs, u.j.src)
+			changed = append(changed, statusChange{status: f.statusOf(u), src: u.j.src})
 		}
 	}
 	if err := br.Close(); err != nil {
 		return nil, fmt.Errorf("update bundles: %w", err)
 	}
-	return f.keep(ctx, tx, changed, srcs)
+	return f.keep(ctx, tx, changed)
 }
 
 // keep writes status events to the outbox in tx. Each names in its id the
-// log position of the orderflow-bundles record that caused it (srcs[i]
-// for events[i]): the version forwarded or failed, or the one that
+// log position of the orderflow-bundles record that caused it: the
+// version forwarded or failed, or the one that
 // replaced or cancelled it. A replay decides the same event under the
 // same id, and a bundle sent again after it was replaced or cancelled
 // reaches its statuses again under new ids. A forwarder without an outbox
 // keeps none.
-func (f *Forwarder) keep(ctx context.Context, tx pgx.Tx, events []topics.OrderflowBundleStatus, srcs []source) ([]outbox.Pending, error) {
-	if f.out == nil || len(events) == 0 {
+func (f *Forwarder) keep(ctx context.Context, tx pgx.Tx, changes []statusChange) ([]outbox.Pending, error) {
+	if f.out == nil || len(changes) == 0 {
 		return nil, nil
 	}
-	recs := make([]*kgo.Record, len(events))
-	for i, st := range events {
-		id := fmt.Sprintf("bs-%s-%s-%d:%d", st.BundleHash, st.Status, srcs[i].partition, srcs[i].offset)
+	recs := make([]*kgo.Record, len(changes))
+	for i, c := range changes {
+		st := c.status
+		id := fmt.Sprintf("bs-%s-%s-%d:%d", st.BundleHash, st.Status, c.src.partition, c.src.offset)
 		r, err := statusRecord(id, st)
 		if err != nil {
 			return nil, fmt.Errorf("status event of bundle %s: %w", st.BundleHash, err)
