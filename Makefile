@@ -17,6 +17,7 @@ test: deps test-gowork-off test-go test-e2e
 
 deps:
 	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-kafka.sh >/dev/null
 	@bash scripts/ensure-kcat.sh
 	@bash scripts/ensure-compose.sh
 	@bash scripts/ensure-e2e.sh

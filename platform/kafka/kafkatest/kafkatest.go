@@ -1,5 +1,5 @@
-// Package kafkatest holds helpers for tests that start a real
-// Kafka-protocol broker and read what a service published to it.
+// Package kafkatest holds helpers for tests that start a real Apache Kafka
+// broker and read what a service published to it.
 package kafkatest
 
 import (
@@ -11,29 +11,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
-	"blockspace.exchange/topics"
 )
 
-// Start starts an in-memory Kafka-protocol broker holding the topics of
-// the catalog, closed when the test ends, and returns a client of it
-// that publishes without linger, as the services' producers do, and the
+// Start starts a real Apache Kafka broker of the test's own (see
+// StartBroker) holding the topics of the catalog, and returns a client of
+// it that publishes without linger, as the services' producers do, and the
 // broker's addresses.
 func Start(t testing.TB) (*kgo.Client, []string) {
 	t.Helper()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return cl, b.Addrs()
+	b := StartBroker(t)
+	return b.Client(t), b.Addrs()
 }
 
 // ReadToEnd returns every committed record of topic below the last stable

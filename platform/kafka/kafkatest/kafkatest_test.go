@@ -21,11 +21,7 @@ func manual() kgo.Opt { return kgo.RecordPartitioner(kgo.ManualPartitioner()) }
 func start(t *testing.T) (*kgo.Client, []string) {
 	t.Helper()
 	ctx := testContext(t)
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := StartBroker(t)
 	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, manual())
 	if err != nil {
 		t.Fatal(err)
