@@ -8,33 +8,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/matcher"
 	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
-// The package entry runs in-process against the embedded broker: a
-// market opens, a sell rests, a buy crosses it, and the fill is published.
+// The package entry runs in-process against a real broker: a market
+// opens, a sell rests, a buy crosses it, and the fill is published.
 func TestRunPublishesAFill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	broker, err := pkafka.StartEmbedded(ctx, pkafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
-	cfg := pkafka.Config{Brokers: broker.Addrs(), ClientID: "matcher-test"}
+	_, brokers := kafkatest.Start(t)
+	cfg := pkafka.Config{Brokers: brokers, ClientID: "matcher-test"}
 	cl, err := pkafka.NewClient(cfg, kgo.ConsumeTopics(topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if err := pkafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
 
 	m, err := matcher.New(matcher.Config{Kafka: cfg, InstanceID: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
