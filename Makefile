@@ -8,10 +8,17 @@ GO      ?= go
 TESTFLAGS ?= -race -count=1 -timeout 20m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
+.PHONY: run run-kafka test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
 
 run:
 	$(GO) run ./deploy/cmd/exchange
+
+# The same dev stack on a local Apache Kafka broker (the pinned version,
+# one KRaft node from the jars scripts/ensure-kafka.sh resolves) instead of
+# the in-process kfake.
+run-kafka:
+	@bash scripts/ensure-kafka.sh >/dev/null
+	EMBEDDED_KAFKA=apache $(GO) run ./deploy/cmd/exchange
 
 test: deps test-gowork-off test-go test-e2e
 

@@ -1,6 +1,8 @@
 package devstack
 
 import (
+	"blockspace.exchange/platform/kafka/kraft"
+
 	"fmt"
 	"io"
 	"strings"
@@ -32,7 +34,10 @@ func (s *Stack) Addresses() Addresses {
 func (s *Stack) PrintBanner(w io.Writer) {
 	a := s.Addresses()
 	kafkaKind, dbKind := "external", "external"
-	if s.broker != nil {
+	switch {
+	case s.broker != nil && s.cfg.EmbeddedKafka == EmbeddedApache:
+		kafkaKind = "Apache Kafka " + kraft.Version + ", data in " + s.cfg.DataDir + "/kafka-apache"
+	case s.broker != nil:
 		kafkaKind = "embedded, data in " + s.cfg.DataDir + "/kafka"
 	}
 	if s.pg != nil {

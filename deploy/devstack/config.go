@@ -24,6 +24,7 @@ type Config struct {
 	AdminAddr          string                  // ADMIN_ADDR: /healthz, /readyz, /metrics (127.0.0.1:9100)
 	KafkaAddr          string                  // KAFKA_ADDR: embedded broker address (127.0.0.1:9092)
 	KafkaBrokers       []string                // KAFKA_BROKERS: external cluster; unset = embedded broker
+	EmbeddedKafka      string                  // EMBEDDED_KAFKA: which broker to embed, EmbeddedKfake or EmbeddedApache (kfake)
 	DatabaseURL        string                  // DATABASE_URL: external Postgres; unset = private cluster
 	Environment        environment.Environment // ENVIRONMENT: dev, hoodi or mainnet (dev)
 	CollateralContract string                  // COLLATERAL_CONTRACT: deposit contract of the chain
@@ -55,6 +56,17 @@ type Config struct {
 	Auth ingress.AuthConfig
 }
 
+// The brokers the dev stack can embed when KAFKA_BROKERS is unset.
+const (
+	// EmbeddedKfake is franz-go's in-process broker: no Java, starts at
+	// once, keeps its data in DATA_DIR/kafka.
+	EmbeddedKfake = "kfake"
+	// EmbeddedApache is a local Apache Kafka broker (one KRaft node) from
+	// the jars scripts/ensure-kafka.sh resolves, started as a child process
+	// that keeps its data in DATA_DIR/kafka-apache (make run-kafka).
+	EmbeddedApache = "apache"
+)
+
 // ConfigFromEnv reads the configuration, reporting every bad variable.
 func ConfigFromEnv(r *config.Reader) (Config, error) {
 	cfg := Config{
@@ -63,6 +75,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		AdminAddr:          r.String("ADMIN_ADDR", "127.0.0.1:9100"),
 		KafkaAddr:          r.String("KAFKA_ADDR", "127.0.0.1:9092"),
 		KafkaBrokers:       r.List("KAFKA_BROKERS"),
+		EmbeddedKafka:      r.String("EMBEDDED_KAFKA", EmbeddedKfake),
 		DatabaseURL:        r.String("DATABASE_URL", ""),
 		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
 		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
@@ -83,6 +96,10 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
+	}
+	if cfg.EmbeddedKafka != EmbeddedKfake && cfg.EmbeddedKafka != EmbeddedApache {
+		r.Fail("EMBEDDED_KAFKA=%q: want %s (in-process, the default) or %s (a local Apache Kafka broker from the jars of scripts/ensure-kafka.sh)",
+			cfg.EmbeddedKafka, EmbeddedKfake, EmbeddedApache)
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "dev"))
 	if err != nil {

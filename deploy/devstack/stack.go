@@ -20,6 +20,7 @@ import (
 	"blockspace.exchange/platform/health"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kraft"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/serve"
 	queryapi "blockspace.exchange/query-api"
@@ -35,7 +36,7 @@ type Stack struct {
 	log *slog.Logger
 
 	pg     *postgres.Embedded // nil with an external DATABASE_URL
-	broker *kafka.Embedded    // nil with external KAFKA_BROKERS
+	broker embeddedBroker     // nil with external KAFKA_BROKERS
 	pool   *pgxpool.Pool      // ingress, orderflow, funding and migrations
 	// readPool and settlerPool are query-api's and the settler's own, as
 	// each service has its own pool in production: a settler batch or a
@@ -134,14 +135,19 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	return err
 }
 
+// embeddedBroker is the broker the stack started itself: kfake in this
+// process or an Apache Kafka node as a child process.
+type embeddedBroker interface {
+	Addrs() []string
+	Close() error
+}
+
 func (s *Stack) startKafka(ctx context.Context) error {
 	s.brokers = s.cfg.KafkaBrokers
 	if len(s.brokers) == 0 {
-		b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{
-			Addr: s.cfg.KafkaAddr, DataDir: filepath.Join(s.cfg.DataDir, "kafka"), Logger: s.log,
-		})
+		b, err := s.startEmbeddedKafka(ctx)
 		if err != nil {
-			return fmt.Errorf("start embedded kafka: %w", err)
+			return err
 		}
 		s.broker, s.brokers = b, b.Addrs()
 	}
@@ -154,6 +160,24 @@ func (s *Stack) startKafka(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+func (s *Stack) startEmbeddedKafka(ctx context.Context) (embeddedBroker, error) {
+	if s.cfg.EmbeddedKafka == EmbeddedApache {
+		s.log.Info("starting Apache Kafka " + kraft.Version + " (a JVM; the first start takes a few seconds)")
+		c, err := kraft.Start(ctx, kraft.Config{Dir: filepath.Join(s.cfg.DataDir, "kafka-apache"), Addrs: []string{s.cfg.KafkaAddr}})
+		if err != nil {
+			return nil, fmt.Errorf("start apache kafka: %w", err)
+		}
+		return c, nil
+	}
+	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{
+		Addr: s.cfg.KafkaAddr, DataDir: filepath.Join(s.cfg.DataDir, "kafka"), Logger: s.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start embedded kafka: %w", err)
+	}
+	return b, nil
 }
 
 func (s *Stack) startMonitor() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,6 +23,12 @@ import (
 // step: RaisePartitions.
 //
 // Replication follows the cluster's default.replication.factor.
+//
+// It returns once every partition of every topic in list answers a
+// ListOffsets request: a broker acknowledges CreateTopics when the
+// controller has recorded the topic, before the brokers have taken up its
+// partitions, and a consumer that asks for offsets in between is told
+// UNKNOWN_TOPIC_OR_PARTITION.
 func EnsureTopics(ctx context.Context, adm *kadm.Client, list []topics.Topic) error {
 	existing, err := existingTopics(ctx, adm, list)
 	if err != nil {
@@ -46,7 +53,40 @@ func EnsureTopics(ctx context.Context, adm *kadm.Client, list []topics.Topic) er
 			return err
 		}
 	}
-	return nil
+	return waitServed(ctx, adm, list)
+}
+
+// waitServed asks every 50ms for the end offsets of list's topics until
+// each of their partitions answers.
+func waitServed(ctx context.Context, adm *kadm.Client, list []topics.Topic) error {
+	names := make([]string, len(list))
+	want := 0
+	for i, t := range list {
+		names[i] = t.Name
+		want += int(t.Partitions)
+	}
+	for {
+		// Authorized operations bypass the client's metadata cache, which
+		// may still hold a topic created moments ago as unknown.
+		listed, err := adm.ListEndOffsets(kadm.WithAuthorizedOps(ctx), names...)
+		if err == nil {
+			err = listed.Error()
+		}
+		if n := 0; err == nil {
+			listed.Each(func(kadm.ListedOffset) { n++ })
+			if n < want {
+				err = fmt.Errorf("%d of %d partitions answer", n, want)
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ensure topics: wait for the brokers to serve them: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func existingTopics(ctx context.Context, adm *kadm.Client, list []topics.Topic) (map[string]bool, error) {

@@ -52,6 +52,9 @@ export async function startStack(env = {}) {
     ORIGINATOR_ADDR: addr(originator), SEARCHER_ADDR: addr(searcher), ORDERFLOW_ADDR: addr(orderflow),
     DEV_BUILDER_ADDR: addr(builder), CHAIN_ADDR: addr(chain),
     LOG_LEVEL: 'warn',
+    // The tests run on a real Apache Kafka broker, which the stack starts
+    // from the jars of scripts/ensure-kafka.sh (make run-kafka does the same).
+    EMBEDDED_KAFKA: 'apache',
     ...env,
   };
   const child = spawn(bin, [], { cwd: dir, env: { ...process.env, ...vars }, stdio: ['ignore', 'pipe', 'pipe'] });
