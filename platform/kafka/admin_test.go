@@ -29,8 +29,7 @@ func TestEnsureTopicsCreatesTheCatalog(t *testing.T) {
 }
 
 func TestEnsureTopicsAlignsConfigsButNeverPartitions(t *testing.T) {
-	e := startBroker(t, "")
-	adm := kadm.NewClient(newTestClient(t, e))
+	adm := kadm.NewClient(newTestClient(t, startApache(t)))
 	ctx := testContext(t)
 	wrong := "1000"
 	compact := "compact"

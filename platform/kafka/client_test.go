@@ -115,12 +115,12 @@ func TestRecordConstructorsCheckTheTopic(t *testing.T) {
 }
 
 func TestPingFailsWhenTheBrokerIsGone(t *testing.T) {
-	e := startBroker(t, "")
+	e := startApache(t)
 	cl := newTestClient(t, e)
 	if err := Ping(testContext(t), cl); err != nil {
 		t.Fatalf("ping a running broker: %v", err)
 	}
-	if err := e.Close(); err != nil {
+	if err := e.Node(1).Kill(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/kafka/kraft"
 	"blockspace.exchange/topics"
 )
 
@@ -29,7 +30,23 @@ func startBroker(t *testing.T, dataDir string) *Embedded {
 	return e
 }
 
-func newTestClient(t *testing.T, e *Embedded, opts ...kgo.Opt) *kgo.Client {
+// broker is what tests need of either broker: where it listens.
+type broker interface{ Addrs() []string }
+
+// startApache starts a single-node Apache Kafka broker of the test's own
+// (the broker the exchange runs on in production), killed when the test
+// ends. kafkatest.StartBroker cannot be used here: it imports this package.
+func startApache(t *testing.T) *kraft.Cluster {
+	t.Helper()
+	c, err := kraft.Start(testContext(t), kraft.TestConfig(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Node(1).Kill() })
+	return c
+}
+
+func newTestClient(t *testing.T, e broker, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := NewClient(Config{Brokers: e.Addrs(), ClientID: t.Name()}, opts...)
 	if err != nil {
@@ -39,10 +56,15 @@ func newTestClient(t *testing.T, e *Embedded, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// startCatalogBroker starts an in-memory broker with every catalog topic.
-func startCatalogBroker(t *testing.T) (*Embedded, *kgo.Client, *kadm.Client) {
+// startCatalogBroker starts an Apache Kafka broker with every catalog topic.
+func startCatalogBroker(t *testing.T) (broker, *kgo.Client, *kadm.Client) {
 	t.Helper()
-	e := startBroker(t, "")
+	return catalogOn(t, startApache(t))
+}
+
+// catalogOn creates every catalog topic on e and returns a client of it.
+func catalogOn(t *testing.T, e broker) (broker, *kgo.Client, *kadm.Client) {
+	t.Helper()
 	cl := newTestClient(t, e)
 	adm := kadm.NewClient(cl)
 	if err := EnsureTopics(testContext(t), adm, topics.Catalog()); err != nil {
@@ -74,7 +96,7 @@ func produce(t *testing.T, cl *kgo.Client, rs ...*kgo.Record) []*kgo.Record {
 }
 
 // consumeAll reads n records of topic from the start of every partition.
-func consumeAll(t *testing.T, e *Embedded, topic string, n int) []*kgo.Record {
+func consumeAll(t *testing.T, e broker, topic string, n int) []*kgo.Record {
 	t.Helper()
 	cl := newTestClient(t, e, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx := testContext(t)

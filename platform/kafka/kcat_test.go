@@ -35,12 +35,17 @@ func runKcat(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
-// TestKcatReadsTheEmbeddedBroker checks that a librdkafka client sees the
-// catalog's topics on the embedded broker and reads an envelope as the same
-// JSON the services wrote.
-func TestKcatReadsTheEmbeddedBroker(t *testing.T) {
+// TestKcatReadsTheBrokers checks that a librdkafka client sees the
+// catalog's topics on the embedded broker of make run and on Apache Kafka,
+// and reads an envelope as the same JSON the services wrote.
+func TestKcatReadsTheBrokers(t *testing.T) {
 	kcatPath(t)
-	e, cl, _ := startCatalogBroker(t)
+	t.Run("embedded", func(t *testing.T) { kcatReads(t, startBroker(t, "")) })
+	t.Run("apache", func(t *testing.T) { kcatReads(t, startApache(t)) })
+}
+
+func kcatReads(t *testing.T, b broker) {
+	e, cl, _ := catalogOn(t, b)
 	layout, err := topics.DefaultLayout(topics.Orders)
 	if err != nil {
 		t.Fatal(err)

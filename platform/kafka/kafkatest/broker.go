@@ -21,28 +21,6 @@ type Broker struct {
 	*kraft.Cluster
 }
 
-// TestProps are the broker settings of tests, over kraft's defaults: few
-// partitions of the internal topics (a fresh broker creates them on first
-// use), segments of 1 MiB and a log cleaner that looks every 200 ms so that
-// compaction happens within a test, a transaction coordinator that aborts
-// timed-out transactions within a second of their timeout, and a broker
-// session of 3 s, so that a killed broker started again registers within
-// seconds (the controller refuses a new incarnation while the old one's
-// session lasts; the default is 9 s).
-var TestProps = map[string]string{
-	"offsets.topic.num.partitions":                                "5",
-	"transaction.state.log.num.partitions":                        "5",
-	"log.segment.bytes":                                           "1048576",
-	"log.cleaner.backoff.ms":                                      "200",
-	"log.retention.check.interval.ms":                             "1000",
-	"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
-	"broker.heartbeat.interval.ms":                                "500",
-	"broker.session.timeout.ms":                                   "3000",
-	"num.io.threads":                                              "4",
-	"num.network.threads":                                         "2",
-	"background.threads":                                          "4",
-}
-
 // StartBroker starts a broker for t and stops it when t ends. The broker's
 // files live in a temporary directory, removed when the test passes and
 // kept, with the tail of the broker's log printed, when it fails. The test
@@ -54,7 +32,7 @@ func StartBroker(t testing.TB) *Broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := kraft.Start(t.Context(), kraft.Config{Dir: dir, Props: TestProps, QuickStart: true, Heap: "384m"})
+	c, err := kraft.Start(t.Context(), kraft.TestConfig(dir))
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		t.Fatalf("kafkatest: %v", err)

@@ -243,3 +243,31 @@ func jvmArgs(c Config, n *Node) []string {
 	}
 	return args
 }
+
+// TestProps are the broker settings of tests, over the defaults: few
+// partitions of the internal topics (a fresh broker creates them on first
+// use), segments of 1 MiB and a log cleaner that looks every 200 ms so that
+// compaction happens within a test, a transaction coordinator that aborts
+// timed-out transactions within a second of their timeout, and a broker
+// session of 3 s, so that a killed broker started again registers within
+// seconds (the controller refuses a new incarnation while the old one's
+// session lasts; the default is 9 s).
+var TestProps = map[string]string{
+	"offsets.topic.num.partitions":                                "5",
+	"transaction.state.log.num.partitions":                        "5",
+	"log.segment.bytes":                                           "1048576",
+	"log.cleaner.backoff.ms":                                      "200",
+	"log.retention.check.interval.ms":                             "1000",
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+	"broker.heartbeat.interval.ms":                                "500",
+	"broker.session.timeout.ms":                                   "3000",
+	"num.io.threads":                                              "4",
+	"num.network.threads":                                         "2",
+	"background.threads":                                          "4",
+}
+
+// TestConfig is the configuration of a short-lived single-node test broker
+// in dir: TestProps, a small heap and a quick start.
+func TestConfig(dir string) Config {
+	return Config{Dir: dir, Props: TestProps, QuickStart: true, Heap: "384m"}
+}

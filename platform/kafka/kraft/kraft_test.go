@@ -21,16 +21,12 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// quickRestart lets a killed broker register again within seconds: the
-// controller refuses a new incarnation while the old one's session lasts.
-var quickRestart = map[string]string{"broker.heartbeat.interval.ms": "500", "broker.session.timeout.ms": "3000"}
-
 // A record the broker acknowledged survives the broker's SIGKILL: started
 // again on the same ports and data, the node serves it to a new client at
 // the same address.
 func TestKilledNodeStartsAgainWithItsData(t *testing.T) {
 	ctx := testContext(t)
-	c, err := kraft.Start(ctx, kraft.Config{Dir: t.TempDir(), QuickStart: true, Props: quickRestart})
+	c, err := kraft.Start(ctx, kraft.TestConfig(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
