@@ -26,8 +26,74 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// startBroker starts an in-memory broker with every catalog topic.
-func startBroker(t testing.TB, ctx context.Context) pkafka.Config {
+// startBroker starts a real Kafka broker of the test's own, with every
+// catalog topic.
+func startBroker(t testing.TB, _ context.Context) pkafka.Config {
+	t.Helper()
+	return brokerConfig(t, kafkatest.StartBroker(t))
+}
+
+// brokerConfig creates every catalog topic on b and returns the matcher's
+// view of it.
+func brokerConfig(t testing.TB, b *kafkatest.Broker) pkafka.Config {
+	t.Helper()
+	waitTopics(t, b.Client(t))
+	return pkafka.Config{Brokers: b.Addrs(), ClientID: "matcher-test"}
+}
+
+// waitTopics waits until the broker's metadata lists every catalog topic
+// with a leader on each partition. A real broker answers CreateTopics once
+// its controller has the topics, and its own metadata learns of them up to
+// a second or more later; until then a listing of offsets, such as the one
+// reading the slot layouts, finds no partition at all.
+func waitTopics(t testing.TB, cl *kgo.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	for {
+		missing := topicsWithoutLeaders(ctx, adm)
+		if len(missing) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topics without a leader on every partition: %v", missing)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// topicsWithoutLeaders returns the catalog topics that fresh metadata does
+// not list whole.
+func topicsWithoutLeaders(ctx context.Context, adm *kadm.Client) []string {
+	var names []string
+	want := map[string]int{}
+	for _, topic := range topics.Catalog() {
+		names = append(names, topic.Name)
+		want[topic.Name] = int(topic.Partitions)
+	}
+	details, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx), names...)
+	if err != nil {
+		return names
+	}
+	var missing []string
+	for _, name := range names {
+		d, ok := details[name]
+		whole := ok && d.Err == nil && len(d.Partitions) >= want[name]
+		for _, p := range d.Partitions {
+			whole = whole && p.Err == nil && p.Leader >= 0
+		}
+		if !whole {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// startEmbedded starts franz-go's in-process fake broker with every
+// catalog topic; the benchmark compares it with the real broker.
+func startEmbedded(t testing.TB, ctx context.Context) pkafka.Config {
 	t.Helper()
 	e, err := pkafka.StartEmbedded(ctx, pkafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -206,6 +272,7 @@ func readOutputs(t testing.TB, ctx context.Context, cfg pkafka.Config) map[parti
 	defer cl.Close()
 	kafkatest.WaitConsumed(ctx, t, cl, DefaultGroup, topics.Orders)
 	got := map[partitionKey][][]byte{}
+	waitSettled(t, ctx, cl, topics.OrderEvents, topics.Fills)
 	for _, topic := range []string{topics.OrderEvents, topics.Fills} {
 		for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topic) {
 			k := partitionKey{r.Topic, r.Partition}
@@ -213,6 +280,54 @@ func readOutputs(t testing.TB, ctx context.Context, cfg pkafka.Config) map[parti
 		}
 	}
 	return got
+}
+
+// waitSettled waits until no transaction is open on any partition of
+// outs: each partition's last stable offset is its high watermark. A real
+// broker's transaction coordinator writes the commit markers after it
+// answered the commit, partition by partition, so the group's committed
+// offsets can be readable while an output partition still waits for its
+// marker and reads short of the transaction's records.
+func waitSettled(t testing.TB, ctx context.Context, cl *kgo.Client, outs ...string) {
+	t.Helper()
+	adm := kadm.NewClient(cl)
+	for {
+		open, err := openPartitions(ctx, adm, outs)
+		if err == nil && len(open) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("transactions still open on %v (last error %v)", open, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// openPartitions returns the partitions of outs whose last stable offset is
+// below their high watermark.
+func openPartitions(ctx context.Context, adm *kadm.Client, outs []string) ([]string, error) {
+	stable, err := adm.ListCommittedOffsets(kadm.WithAuthorizedOps(ctx), outs...)
+	if err == nil {
+		err = stable.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ends, err := adm.ListEndOffsets(kadm.WithAuthorizedOps(ctx), outs...)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var open []string
+	ends.Each(func(end kadm.ListedOffset) {
+		if s, ok := stable.Lookup(end.Topic, end.Partition); !ok || s.Offset < end.Offset {
+			open = append(open, fmt.Sprintf("%s/%d", end.Topic, end.Partition))
+		}
+	})
+	return open, nil
 }
 
 func newLoop(t testing.TB, cfg pkafka.Config, maxPoll int) *Loop {
