@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -292,4 +294,123 @@ func snapshotKeys(t *testing.T, ctx context.Context, cfg pkafka.Config, p int32)
 		t.Fatal(err)
 	}
 	return read[p].keys
+}
+
+// matcher-snapshots is compacted on a real broker, and a matcher restores
+// from what compaction left. The topic's segments roll every 100 ms and
+// the cleaner takes any dirty log (the catalog's hour and tenth would not
+// come round within a test); one partition takes many snapshot rounds of
+// two slots, which finalize and are evicted by a later slot's
+// finalization, so a round deletes their keys, and of two more slots. Once
+// the cleaner has run, the partition holds a fraction of the records
+// written and nothing of the evicted slots' states, and a new matcher
+// starts from the compacted round, reading only the records after it,
+// with outputs byte for byte those of an uninterrupted run.
+func TestSnapshotTopicCompactedAndRestored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := startBroker(t, ctx)
+	const p = 4 // slots 100, 116, 196 and 212
+	cl, err := pkafka.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	set := func(v string) *string { return &v }
+	altered, err := kadm.NewClient(cl).AlterTopicConfigs(ctx, []kadm.AlterConfig{
+		{Name: "segment.ms", Value: set("100")},
+		{Name: "min.cleanable.dirty.ratio", Value: set("0.01")},
+		{Name: "delete.retention.ms", Value: set("0")},
+	}, topics.MatcherSnapshots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range altered {
+		if r.Err != nil {
+			t.Fatalf("alter %s: %v", r.Name, r.Err)
+		}
+	}
+
+	at := time.UnixMilli(1_738_824_000_000)
+	finalized := func(slots ...uint64) []topics.Envelope {
+		var envs []topics.Envelope
+		for _, s := range slots {
+			appender(t, &envs)(topics.ClockTick{Slot: s, Kind: topics.TickFinalized}.Envelope(at))
+		}
+		return envs
+	}
+	// 100 and 116 trade and finalize; 196 finalizing evicts them (a slot
+	// is kept 64 slots after its finalization); 212 trades on.
+	var head []topics.Envelope
+	head = append(head, commandStream(t, []uint64{100, 116}, 150)...)
+	head = append(head, finalized(100, 116)...)
+	head = append(head, commandStream(t, []uint64{196}, 60)...)
+	head = append(head, finalized(196)...)
+	head = append(head, commandStream(t, []uint64{212}, 200)...)
+	tail := commandStream(t, []uint64{228}, 40)
+	want := expectedOutputs(t, append(append([]topics.Envelope(nil), head...), tail...))
+
+	produceCommands(t, ctx, cfg, head)
+	first := newLoopWith(t, cfg, Config{MaxPollRecords: 20, SnapshotEvery: 20})
+	runToEnd(t, ctx, cfg, first, nil)
+	rounds := first.Stats().Snapshots.Load()
+	if rounds < 20 {
+		t.Fatalf("%d snapshot rounds", rounds)
+	}
+
+	// Wait for the cleaner: the evicted slots' states gone, and most
+	// records written superseded and removed.
+	var written, left int64
+	var evicted []string
+	for {
+		written, left, evicted = snapshotLog(t, ctx, cfg, p, "100", "116")
+		if len(evicted) == 0 && left*3 < written {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("partition %d of %s: %d records of %d written left; states of evicted slots: %v", p, topics.MatcherSnapshots, left, written, evicted)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Logf("%d snapshot rounds; compaction left %d of the %d offsets of partition %d", rounds, left, written, p)
+	states, offset := storedRound(t, ctx, cfg, p)
+	if len(states) != 2 || states[196] == nil || states[212] == nil {
+		t.Fatalf("the compacted round holds slots %v, want 196 and 212", slices.Sorted(maps.Keys(states)))
+	}
+
+	second := newLoopWith(t, cfg, Config{MaxPollRecords: 20, SnapshotEvery: 20})
+	got := runToEnd(t, ctx, cfg, second, func() { produceCommands(t, ctx, cfg, tail) })
+	assertSameOutputs(t, got, want)
+	st := second.Stats()
+	if st.SnapshotsLoaded.Load() != 1 || st.RebuildRecords.Load() != int64(len(head))-offset {
+		t.Errorf("%d partitions started from a snapshot, reading %d records; want 1, reading the %d after the round at %d",
+			st.SnapshotsLoaded.Load(), st.RebuildRecords.Load(), int64(len(head))-offset, offset)
+	}
+}
+
+// snapshotLog reads partition p of matcher-snapshots from its start to its
+// high watermark, read_uncommitted and with transaction markers, as the
+// log holds it. It returns the offsets written (the high watermark), the
+// records left (values, tombstones and markers), and which of keys still
+// have a record with a value.
+func snapshotLog(t *testing.T, ctx context.Context, cfg pkafka.Config, p int32, keys ...string) (written, left int64, withValue []string) {
+	t.Helper()
+	found := map[string]bool{}
+	for _, r := range readUncommitted(t, ctx, cfg, topics.MatcherSnapshots) {
+		if r.Partition != p {
+			continue
+		}
+		left++
+		written = r.Offset + 1
+		if r.Value != nil && !r.Attrs.IsControl() {
+			found[string(r.Key)] = true
+		}
+	}
+	for _, k := range keys {
+		if found[k] {
+			withValue = append(withValue, k)
+		}
+	}
+	return written, left, withValue
 }
