@@ -53,6 +53,7 @@ lint:
 	@set -e; for m in $(CODE_MODULES); do (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 
 bench:
+	@bash scripts/ensure-kafka.sh >/dev/null
 	@set -e; for m in $(CODE_MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 	$(GO) run ./deploy/cmd/loadtest
 	$(GO) run ./deploy/cmd/orderflowbench

@@ -48,6 +48,15 @@ type options struct {
 	readers    int
 	readPoll   time.Duration
 	cpuprofile string
+	brokers    []string // -kafka: the brokers to measure on, each a sweep
+	kafka      string   // of the measurement in progress
+}
+
+// kafkaNames says which broker each -kafka value means; the keys are the
+// dev stack's EMBEDDED_KAFKA values.
+var kafkaNames = map[string]string{
+	"kfake":  "kfake, in this process (make run)",
+	"apache": "Apache Kafka, one local KRaft node (make run-kafka); its JVM's CPU is counted",
 }
 
 func main() {
@@ -60,9 +69,14 @@ func main() {
 	flag.IntVar(&o.readers, "readers", 4, "concurrent REST readers sampling the lag from fill record to REST read")
 	flag.DurationVar(&o.readPoll, "read-poll", 5*time.Millisecond, "how often a REST reader asks for the trade it waits for")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the stack and the clients) during the measured run to this file")
+	var brokers string
+	flag.StringVar(&brokers, "kafka", "embedded,real", "brokers to measure on, comma-separated, each over the whole -pairs sweep: embedded (kfake in the process, as make run) and real (Apache Kafka from the jars of scripts/ensure-kafka.sh, as make run-kafka)")
 	flag.Parse()
 	var err error
 	if o.sweep, err = parsePairs(pairs); err == nil {
+		o.brokers, err = parseBrokers(brokers)
+	}
+	if err == nil {
 		err = o.validate()
 	}
 	if err != nil {
@@ -72,14 +86,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var results []summary
-	for _, n := range o.sweep {
-		o.pairs = n
-		r, err := run(ctx, o)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tradebench:", err)
-			os.Exit(1)
+	for _, k := range o.brokers {
+		o.kafka = k
+		for _, n := range o.sweep {
+			o.pairs = n
+			r, err := run(ctx, o)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "tradebench:", err)
+				os.Exit(1)
+			}
+			results = append(results, r)
 		}
-		results = append(results, r)
 	}
 	printSweep(results)
 }
@@ -93,6 +110,22 @@ func parsePairs(s string) ([]int, error) {
 			return nil, fmt.Errorf("-pairs %q: %q is not a number", s, f)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseBrokers reads the -kafka list into EMBEDDED_KAFKA values.
+func parseBrokers(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		switch strings.TrimSpace(f) {
+		case "embedded":
+			out = append(out, "kfake")
+		case "real":
+			out = append(out, "apache")
+		default:
+			return nil, fmt.Errorf("-kafka %q: %q is neither embedded nor real", s, f)
+		}
 	}
 	return out, nil
 }

@@ -47,6 +47,29 @@ func postgresCPU(dataDir string) (cpu time.Duration, ok bool) {
 	return cpu, ok
 }
 
+// kafkaCPU is the CPU time the stack's Apache Kafka nodes (EMBEDDED_KAFKA
+// apache) have used so far, read through the pid files kraft writes. ok
+// is false when there are none (kfake runs in this process and counts in
+// its CPU, an external KAFKA_BROKERS counts nowhere).
+func kafkaCPU(dataDir string) (cpu time.Duration, ok bool) {
+	files, _ := filepath.Glob(filepath.Join(dataDir, "kafka-apache", "node-*", "kafka.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		b, err = os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+		if err != nil {
+			continue // the node has exited
+		}
+		if st, err := parseStat(string(b)); err == nil {
+			cpu += st.own
+			ok = true
+		}
+	}
+	return cpu, ok
+}
+
 // procStat is what postgresCPU reads of /proc/<pid>/stat.
 type procStat struct {
 	pid, ppid     int

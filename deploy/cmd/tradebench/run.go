@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -34,16 +35,20 @@ const drainWait = 15 * time.Second
 
 // summary is what the sweep's table shows of one measurement.
 type summary struct {
+	kafka      string // the broker: embedded or real
 	pairs      int
 	ordersPerS float64
 	toLedger   loadtest.Dist // HTTP answer -> trade in the ledger
-	cpu        time.Duration // an order, this process and Postgres
+	cpu        time.Duration // an order: this process, Postgres and a real broker
 }
 
 func run(ctx context.Context, o options) (summary, error) {
 	fmt.Printf("machine: %d CPUs, load average %s\n", runtime.NumCPU(), loadAverage())
 	t0 := time.Now()
-	stack, stop, err := loadtest.StartStack(ctx, stackEnv, os.Stderr)
+	fmt.Printf("kafka: %s\n", kafkaNames[o.kafka])
+	env := maps.Clone(stackEnv)
+	env["EMBEDDED_KAFKA"] = o.kafka
+	stack, stop, err := loadtest.StartStack(ctx, env, os.Stderr)
 	if err != nil {
 		return summary{}, err
 	}
@@ -91,7 +96,7 @@ func run(ctx context.Context, o options) (summary, error) {
 	}
 	m.printCPU()
 	m.print(o)
-	return m.summary(o.pairs), nil
+	return m.summary(o.kafka, o.pairs), nil
 }
 
 // setUp logs in and funds two traders a pair, picks the markets and
@@ -146,6 +151,7 @@ type measurement struct {
 	run      tradeRun
 	cpu      time.Duration       // of this process during the run
 	pgCPU    time.Duration       // of the Postgres server during the run; 0 when unknown
+	kafkaCPU time.Duration       // of a real broker's JVM during the run; 0 with kfake
 	idle     time.Duration       // of this process in a second without orders before the run
 	pgIdle   time.Duration       // of the Postgres server in that second
 	visible  map[int64]time.Time // taker order id: trade visible in Postgres
@@ -201,10 +207,14 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	fw.sampleFrom.Store(time.Now().UnixNano())
 	cpu0 := loadtest.ProcessCPU()
 	pg0, pgOK := postgresCPU(dataDir)
+	k0, kOK := kafkaCPU(dataDir)
 	m.run = runFlows(ctx, b.client, flows, o.duration)
 	m.cpu = loadtest.ProcessCPU() - cpu0
 	if pg1, ok := postgresCPU(dataDir); ok && pgOK {
 		m.pgCPU = pg1 - pg0
+	}
+	if k1, ok := kafkaCPU(dataDir); ok && kOK {
+		m.kafkaCPU = k1 - k0
 	}
 	stopProfile()
 	fw.sampleFrom.Store(0)
@@ -271,10 +281,13 @@ func (m measurement) print(o options) {
 // that allows on this machine's cores.
 func (m measurement) printCPU() {
 	n := time.Duration(max(m.run.accepted, 1))
-	own, pg := m.cpu/n, m.pgCPU/n
+	own, pg, kafka := m.cpu/n, m.pgCPU/n, m.kafkaCPU/n
 	fmt.Printf("  CPU time an order: %s in this process (every service and the clients), %s in Postgres", own.Round(time.Microsecond), pg.Round(time.Microsecond))
-	if own+pg > 0 {
-		fmt.Printf("; %d cores would take at most %.0f orders/s", runtime.NumCPU(), float64(runtime.NumCPU())*float64(time.Second)/float64(own+pg))
+	if kafka > 0 {
+		fmt.Printf(", %s in the Kafka broker", kafka.Round(time.Microsecond))
+	}
+	if all := own + pg + kafka; all > 0 {
+		fmt.Printf("; %d cores would take at most %.0f orders/s", runtime.NumCPU(), float64(runtime.NumCPU())*float64(time.Second)/float64(all))
 	}
 	fmt.Println()
 	fmt.Printf("  idle, in a second without orders before the run (watchers polling): %.0f%% of a core in this process, %.0f%% in Postgres\n",
@@ -282,18 +295,18 @@ func (m measurement) printCPU() {
 }
 
 // summary is the measurement's line of the sweep's table.
-func (m measurement) summary(pairs int) summary {
+func (m measurement) summary(kafka string, pairs int) summary {
 	n := time.Duration(max(m.run.accepted, 1))
-	return summary{pairs: pairs, ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU) / n,
+	return summary{kafka: kafka, pairs: pairs, ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU + m.kafkaCPU) / n,
 		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags)}
 }
 
 // printSweep prints one line a measurement and the highest rate whose
 // answer -> ledger p99 met the goal of 100 ms.
 func printSweep(results []summary) {
-	fmt.Printf("\nsweep (one fresh stack each):\n  %6s %12s %26s %16s\n", "pairs", "orders/s", "answer -> ledger p50/p99", "CPU an order")
+	fmt.Printf("\nsweep (one fresh stack each):\n  %-8s %6s %12s %26s %16s\n", "kafka", "pairs", "orders/s", "answer -> ledger p50/p99", "CPU an order")
 	for _, r := range results {
-		fmt.Printf("  %6d %12.0f %12s / %-11s %16s\n", r.pairs, r.ordersPerS, r.toLedger.P50.Round(100*time.Microsecond),
+		fmt.Printf("  %-8s %6d %12.0f %12s / %-11s %16s\n", r.kafka, r.pairs, r.ordersPerS, r.toLedger.P50.Round(100*time.Microsecond),
 			r.toLedger.P99.Round(100*time.Microsecond), r.cpu.Round(time.Microsecond))
 	}
 	best := bestWithinGoal(results)
@@ -301,7 +314,7 @@ func printSweep(results []summary) {
 		fmt.Println("  no run met the goal of answer -> ledger p99 <= 100ms")
 		return
 	}
-	fmt.Printf("  highest rate with answer -> ledger p99 <= 100ms: %.0f orders/s (%d pairs; goal >= 5000)\n", best.ordersPerS, best.pairs)
+	fmt.Printf("  highest rate with answer -> ledger p99 <= 100ms: %.0f orders/s (%d pairs on %s; goal >= 5000)\n", best.ordersPerS, best.pairs, best.kafka)
 }
 
 // latencyGoal is the goal of the 99th percentile from answer to ledger.

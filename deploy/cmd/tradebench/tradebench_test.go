@@ -98,6 +98,15 @@ func TestBestWithinGoal(t *testing.T) {
 	}
 }
 
+func TestParseBrokers(t *testing.T) {
+	if got, err := parseBrokers("embedded, real"); err != nil || !slices.Equal(got, []string{"kfake", "apache"}) {
+		t.Fatalf("parseBrokers: %v %v", got, err)
+	}
+	if _, err := parseBrokers("real,redpanda"); err == nil || !strings.Contains(err.Error(), `"redpanda" is neither`) {
+		t.Fatalf("parseBrokers of a bad list: %v", err)
+	}
+}
+
 func TestParsePairs(t *testing.T) {
 	if got, err := parsePairs("16, 32,64"); err != nil || !slices.Equal(got, []int{16, 32, 64}) {
 		t.Fatalf("parsePairs: %v %v", got, err)

@@ -48,6 +48,10 @@ func (n *Node) Addr() string { return fmt.Sprintf("127.0.0.1:%d", n.port) }
 // LogPath is the file the node's broker log is appended to.
 func (n *Node) LogPath() string { return filepath.Join(n.dir, "server.log") }
 
+// PIDPath is the file holding the process id of the node's JVM, written
+// at each start.
+func (n *Node) PIDPath() string { return filepath.Join(n.dir, "kafka.pid") }
+
 // Running reports whether the node's process is alive (it may be paused).
 func (n *Node) Running() bool {
 	n.mu.Lock()
@@ -125,6 +129,10 @@ func (n *Node) launch() error {
 		return fmt.Errorf("kraft: node %d: %w", n.id, err)
 	}
 	n.proc = p
+	// Load commands read the JVM's CPU time through its pid.
+	if err := os.WriteFile(n.PIDPath(), []byte(fmt.Sprintf("%d\n", p.pid)), 0o644); err != nil {
+		return fmt.Errorf("kraft: node %d: %w", n.id, err)
+	}
 	return nil
 }
 
