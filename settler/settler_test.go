@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
@@ -26,23 +26,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func startBroker(t *testing.T) (*kafka.Embedded, *kgo.Client) {
+// startBroker starts a real Kafka broker of the test's own holding the
+// catalog's topics, and a client of it that publishes without linger.
+func startBroker(t *testing.T) (*kafkatest.Broker, *kgo.Client) {
 	t.Helper()
-	ctx := t.Context()
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs(), ClientID: "producer"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return b, cl
+	b := kafkatest.StartBroker(t)
+	return b, b.Client(t)
 }
 
 func record(t *testing.T, topic string, key []byte, typ, id string, payload any) *kgo.Record {

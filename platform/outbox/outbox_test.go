@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/topics"
 )
@@ -27,19 +27,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 	ctx := t.Context()
 	pool := pgtest.New(t, migrations())
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
+	cl, brokers := kafkatest.Start(t)
 	const slot = 1021 // partition 5 of 8, 13 of the default 16
 	layout := topics.SlotLayout{Topic: topics.Orders, Epochs: []topics.Epoch{{FromSlot: 0, Partitions: 8}}}
 	place, err := topics.OrderCommandEnvelope(topics.TypeOrderPlace, "order:7", time.Now(), topics.OrderPlace{OrderID: 7, InstrumentID: "ETH-WB-1021"})
@@ -85,7 +73,7 @@ func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 		t.Fatalf("%d rows left (%v)", left, err)
 	}
 	got := map[string]*kgo.Record{}
-	reader, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ConsumeTopics(topics.Orders, topics.LedgerCommands))
+	reader, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topics.Orders, topics.LedgerCommands))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"blockspace.exchange/platform/config"
-	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 )
 
@@ -30,11 +30,7 @@ func TestReadCommonNamesEveryMissingVariable(t *testing.T) {
 
 func TestBootServesReadinessAndStopsCleanly(t *testing.T) {
 	pool := pgtest.New(t, nil)
-	broker, err := kafka.StartEmbedded(context.Background(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker := kafkatest.StartBroker(t)
 	common := ReadCommon(config.FromMap(map[string]string{
 		"DATABASE_URL": pool.Config().ConnString(), "KAFKA_BROKERS": broker.Addrs()[0], "ADMIN_ADDR": "127.0.0.1:0",
 	}), Needs{Postgres: true, Kafka: true})

@@ -24,7 +24,7 @@ import (
 
 // BenchmarkFanout measures a fill's way from the producer to 1,000
 // WebSockets subscribed to recentTrade on loopback: the fill record is
-// produced to the embedded broker, the market feed reads it, the model
+// produced to a real broker of its own, the market feed reads it, the model
 // applies it, the server pushes it to every socket. The sockets live in a
 // child process (as clients do), which notes the wall-clock time each
 // message arrives. Each op is one fill; it ends when every socket has it.

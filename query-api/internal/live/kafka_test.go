@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
 
-// broker is an in-process Kafka-protocol broker with the catalog's topics.
+// broker is a real Kafka broker of the test's own with the catalog's
+// topics.
 type broker struct {
 	t      testing.TB
 	cfg    kafka.Config
@@ -30,27 +31,12 @@ type broker struct {
 
 func startBroker(t testing.TB) *broker {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	e, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	cfg := kafka.Config{Brokers: e.Addrs(), ClientID: "live-test"}
-	cl, err := kafka.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
+	cl, addrs := kafkatest.Start(t)
 	layout, err := topics.DefaultLayout(topics.Orders)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &broker{t: t, cfg: cfg, cl: cl, layout: layout}
+	return &broker{t: t, cfg: kafka.Config{Brokers: addrs, ClientID: "live-test"}, cl: cl, layout: layout}
 }
 
 // slotRecord produces a record about slot on a slot-partitioned topic.
