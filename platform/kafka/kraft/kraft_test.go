@@ -122,3 +122,21 @@ func TestVersionIsPinnedAlike(t *testing.T) {
 		}
 	}
 }
+
+// A cluster id that begins with '-' (one in 64 of the random ones) is
+// still passed to the storage tool as a value, not an option.
+func TestFormatTakesAClusterIDThatLooksLikeAnOption(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster-id"), []byte("-_AAAAAAAAAAAAAAAAAAAA\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kraft.Start(testContext(t), kraft.TestConfig(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Node(1).Kill()
+	meta, err := os.ReadFile(filepath.Join(dir, "node-1", "data", "meta.properties"))
+	if err != nil || !strings.Contains(string(meta), "cluster.id=-_AAAAAAAAAAAAAAAAAAAA") {
+		t.Fatalf("meta.properties: %s %v", meta, err)
+	}
+}

@@ -84,8 +84,10 @@ func (n *Node) format(ctx context.Context, clusterID string) error {
 	if _, err := os.Stat(filepath.Join(n.dir, "data", "meta.properties")); err == nil {
 		return nil
 	}
+	// The id is URL-safe base64 and may begin with '-': given as a
+	// separate argument it would be read as an option.
 	args := append(jvmArgs(n.cfg, n), "kafka.tools.StorageTool", "format", "--ignore-formatted",
-		"-t", clusterID, "-c", filepath.Join(n.dir, "server.properties"))
+		"--cluster-id="+clusterID, "--config="+filepath.Join(n.dir, "server.properties"))
 	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("kraft: node %d: format %s: %w\n%s", n.id, n.dir, err, out)
