@@ -7,20 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
 func startBroker(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	e, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e.Addrs()[0]
+	return kafkatest.StartBroker(t).Addrs()[0]
 }
 
 func runCommand(t *testing.T, env map[string]string, args ...string) (int, string, string) {
