@@ -189,11 +189,9 @@ func TestWithdrawJudgesEachItem(t *testing.T) {
 // outbox relay delivers each command exactly once when the broker is back.
 func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
 	h := startHarness(t, harnessOptions{
-		kafkaDir: t.TempDir(),
-		outbox:   ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
+		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "5")
-	addr := h.brokers[0]
 	h.stopBroker()
 
 	a := h.transfer(u, u.current, u.preconf, "1.25")
@@ -217,7 +215,7 @@ func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
 		t.Fatalf("%d outbox rows while the broker is down", n)
 	}
 
-	h.startBroker(addr)
+	h.startBroker()
 	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the relay delivers the stored commands")
 	// A record the client still held when the broker left may arrive
 	// besides the relay's copy; both carry the command's id.

@@ -33,8 +33,9 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// harness is one ingress service on a fresh database and broker, running
-// its background work (outbox relay, market catalog) until the test ends.
+// harness is one ingress service on a fresh database and a broker of its
+// own (Apache Kafka, see kafkatest), running its background work (outbox
+// relay, market catalog) until the test ends.
 type harness struct {
 	t       testing.TB
 	pool    *pgxpool.Pool
@@ -46,8 +47,9 @@ type harness struct {
 	kcl     *kgo.Client // the service's client
 	// kafkaDown is what the service's Kafka health check reports.
 	kafkaDown atomic.Bool
-	broker    *kafka.Embedded // nil while stopped
-	kafkaDir  string
+	// broker can be stopped, killed and started again on its ports and
+	// data.
+	broker *kafkatest.Broker
 }
 
 // harnessOptions change the defaults of newHarness.
@@ -55,11 +57,8 @@ type harnessOptions struct {
 	// before runs with the broker up and the topics created, before the
 	// service starts (records the market catalog must find at start).
 	before func(h *harness)
-	// kafkaDir keeps the broker's log on disk, so that a test can stop
-	// and restart it (restartBroker).
-	kafkaDir string
-	orders   ingress.OrderEntryConfig
-	outbox   ingress.OutboxConfig
+	orders ingress.OrderEntryConfig
+	outbox ingress.OutboxConfig
 }
 
 func newHarness(t testing.TB) *harness { return startHarness(t, harnessOptions{}) }
@@ -78,9 +77,8 @@ func startHarness(t testing.TB, o harnessOptions) *harness {
 func startBackends(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
 	ctx := t.Context()
-	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations()), kafkaDir: o.kafkaDir}
-	h.startBroker("127.0.0.1:0")
-	t.Cleanup(h.stopBroker)
+	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations()), broker: kafkatest.StartBroker(t)}
+	h.brokers = h.broker.Addrs()
 	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers})
 	if err != nil {
 		t.Fatal(err)
@@ -130,21 +128,30 @@ func (h *harness) startService(o harnessOptions) {
 	})
 }
 
-// startBroker starts the embedded broker on addr, reloading the log of
-// kafkaDir when the harness keeps one.
-func (h *harness) startBroker(addr string) {
+// stopBroker shuts the broker down in order (it flushes its log and
+// hands nothing over: it is the only node).
+func (h *harness) stopBroker() {
 	h.t.Helper()
-	b, err := kafka.StartEmbedded(h.t.Context(), kafka.EmbeddedConfig{Addr: addr, DataDir: h.kafkaDir})
-	if err != nil {
+	if err := h.broker.Node().Stop(time.Minute); err != nil {
 		h.t.Fatal(err)
 	}
-	h.broker, h.brokers = b, b.Addrs()
 }
 
-func (h *harness) stopBroker() {
-	if h.broker != nil {
-		_ = h.broker.Close()
-		h.broker = nil
+// killBroker ends the broker's process at once (SIGKILL): no controlled
+// shutdown, and requests in flight get no answer.
+func (h *harness) killBroker() {
+	h.t.Helper()
+	if err := h.broker.Node().Kill(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// startBroker starts the stopped or killed broker again on its ports and
+// data, and returns once it serves.
+func (h *harness) startBroker() {
+	h.t.Helper()
+	if err := h.broker.Node().Start(h.t.Context()); err != nil {
+		h.t.Fatal(err)
 	}
 }
 

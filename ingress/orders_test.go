@@ -779,14 +779,12 @@ func TestOrderRoutesRefuseBadRequests(t *testing.T) {
 // broker is down is refused with 503: nothing of it was stored.
 func TestCommandsSurviveKafkaOutage(t *testing.T) {
 	h := newMarketsHarness(t, harnessOptions{
-		kafkaDir: t.TempDir(),
-		outbox:   ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
+		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "0")
 	h.fund(u.preconf, "10")
 	first := h.placeIDs(u, topics.WholeBlock, order(u.preconf, wbOpen, true, 2, "1", "1", ""))
 	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the first command's outbox row deleted")
-	addr := h.brokers[0]
 	h.stopBroker()
 
 	os := orders(t, h.place(u, topics.WholeBlock, order(u.preconf, wbOpen, true, 2, "1", "2", "")))
@@ -805,7 +803,7 @@ func TestCommandsSurviveKafkaOutage(t *testing.T) {
 		t.Fatalf("cancel while the broker is down: %d %v", a.status, a.body)
 	}
 
-	h.startBroker(addr)
+	h.startBroker()
 	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the relay delivers the stored command")
 	seen := map[string]int32{}
 	for _, r := range h.commandsOf(topics.TypeOrderPlace) {

@@ -16,11 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	relay "blockspace.exchange/orderflow-relay"
-	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
@@ -36,24 +35,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 	ctx := t.Context()
 	pool := pgtest.New(t, schema.Migrations())
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	producer, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(producer), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
+	producer, brokers := kafkatest.Start(t)
 	// Something submitted before the relay started is not streamed.
 	publish(t, producer, 0)
 
 	chainID := big.NewInt(1337)
-	svc, err := relay.New(ctx, relay.Config{ChainID: chainID}, relay.Deps{Pool: pool, Brokers: b.Addrs(),
+	svc, err := relay.New(ctx, relay.Config{ChainID: chainID}, relay.Deps{Pool: pool, Brokers: brokers,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/chainwatch"
@@ -56,20 +55,8 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	sim.Commit()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return &env{sim: sim, contract: c, address: addr, auth: auth, cl: cl, brokers: b.Addrs()}
+	cl, brokers := kafkatest.Start(t)
+	return &env{sim: sim, contract: c, address: addr, auth: auth, cl: cl, brokers: brokers}
 }
 
 func (e *env) deposit(t *testing.T, wei int64) *types.Transaction {

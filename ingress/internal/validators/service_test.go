@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/beacon"
@@ -84,7 +83,7 @@ func TestRegistration(t *testing.T) {
 	bob := newUser(t, pool, "0x0000000000000000000000000000000000000b0b")
 	k1, k2, k3 := key(t, 1), key(t, 2), key(t, 3)
 	unknownPK, unknownSig := k3(alice.addr)
-	brokers := startBroker(t)
+	_, brokers := kafkatest.Start(t)
 	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers})
 	if err != nil {
 		t.Fatal(err)
@@ -196,24 +195,6 @@ func TestRegistration(t *testing.T) {
 	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM outbox`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d outbox rows left after publishing (%v)", left, err)
 	}
-}
-
-func startBroker(t *testing.T) []string {
-	t.Helper()
-	b, err := kafka.StartEmbedded(t.Context(), kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := kafka.EnsureTopics(t.Context(), kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
-	return b.Addrs()
 }
 
 // readAll waits until the validators topic has n records, then reads it
