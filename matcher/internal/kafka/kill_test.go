@@ -207,7 +207,7 @@ func TestZombieMatcherIsFenced(t *testing.T) {
 	ctx := testContext(t)
 	bin := proctest.Build(t, "../../cmd/matcher")
 	cfg := startBroker(t, ctx)
-	envs := commandStream(t, []uint64{100, 101, 117, 130}, 400)
+	envs := commandStream(t, everyPartition(), 100)
 	want := expectedOutputs(t, envs)
 	half := len(envs) / 4
 	produceCommands(t, ctx, cfg, envs[:half])
@@ -328,4 +328,92 @@ func lastLine(s string) string {
 func committedInputs(ctx context.Context, cl *kgo.Client) int64 {
 	n, _ := kafkatest.Committed(ctx, cl, DefaultGroup, topics.Orders)
 	return n
+}
+
+// A zombie that froze while it had nothing to do, and wakes up after its
+// replacement took its place, holds no transaction to be fenced by: what
+// tells it is the group, which refuses its heartbeat because another
+// process joined with its static instance id. It exits at once, instead
+// of joining again, which would take the partitions back from its
+// replacement and leave their commands unserved, and the replacement goes
+// on matching.
+func TestIdleZombieMatcherExits(t *testing.T) {
+	ctx := testContext(t)
+	bin := proctest.Build(t, "../../cmd/matcher")
+	cfg := startBroker(t, ctx)
+	envs := commandStream(t, everyPartition(), 50)
+	want := expectedOutputs(t, envs)
+	first, second, third := envs[:len(envs)/3], envs[len(envs)/3:2*len(envs)/3], envs[2*len(envs)/3:]
+	cl, err := pkafka.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	produceCommands(t, ctx, cfg, first)
+	zombie := startLogged(t, bin, matcherEnv(cfg.Brokers, "zombie"))
+	matcherProcess(t, bin, cfg.Brokers, "steady")
+	kafkatest.WaitConsumed(ctx, t, cl, DefaultGroup, topics.Orders)
+	frozen := memberOf(t, ctx, adm, "matcher-zombie")
+	if err := zombie.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+
+	matcherProcess(t, bin, cfg.Brokers, "zombie")
+	replacement := frozen
+	for replacement == frozen || replacement == "" {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the replacement never joined the group")
+		case <-time.After(20 * time.Millisecond):
+		}
+		replacement = memberOf(t, ctx, adm, "matcher-zombie")
+	}
+
+	if err := zombie.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-zombie.exited:
+	case <-ctx.Done():
+		t.Fatal("the zombie went on running after it woke up")
+	}
+	if code := zombie.cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(zombie.output(), "FENCED_INSTANCE_ID") {
+		t.Fatalf("the zombie exited with status %d; want an error saying its instance id was taken:\n%s", code, zombie.output())
+	}
+	t.Logf("the zombie ended: %s", lastLine(zombie.output()))
+	if m := memberOf(t, ctx, adm, "matcher-zombie"); m != replacement {
+		t.Fatalf("the group's member matcher-zombie is %q, not the replacement %s", m, replacement)
+	}
+
+	produceCommands(t, ctx, cfg, second)
+	produceCommands(t, ctx, cfg, third)
+	assertSameOutputs(t, readOutputs(t, ctx, cfg), want)
+}
+
+// everyPartition returns a slot on each partition of orders, so that
+// every instance of a group has work.
+func everyPartition() []uint64 {
+	slots := make([]uint64, 16)
+	for i := range slots {
+		slots[i] = uint64(100 + i)
+	}
+	return slots
+}
+
+// memberOf returns the member id of the matcher group's static member
+// instance, "" while it has none.
+func memberOf(t *testing.T, ctx context.Context, adm *kadm.Client, instance string) string {
+	t.Helper()
+	groups, err := adm.DescribeGroups(ctx, DefaultGroup)
+	if err != nil {
+		return ""
+	}
+	for _, m := range groups[DefaultGroup].Members {
+		if m.InstanceID != nil && *m.InstanceID == instance {
+			return m.MemberID
+		}
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/matcher/internal/engine"
@@ -162,9 +163,17 @@ func (l *Loop) Run(ctx context.Context) error {
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			return nil
 		}
+		var fenced error
 		fetches.EachError(func(topic string, p int32, err error) {
+			if isFenced(err) {
+				fenced = err
+				return
+			}
 			l.log.Warn("matcher: fetch", "topic", topic, "partition", p, "err", err)
 		})
+		if fenced != nil {
+			return fmt.Errorf("another instance runs as %s: %w", l.cfg.TransactionalID, fenced)
+		}
 		if fetches.NumRecords() == 0 {
 			continue
 		}
@@ -176,6 +185,16 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// isFenced reports whether err says that another instance took this
+// instance's transactional id or its static group membership. A fenced
+// instance can commit nothing more; going on, it would only take the
+// membership back from its replacement (the group gives a static member's
+// partitions to whichever process joined last) and hold partitions it
+// cannot serve, so Run ends.
+func isFenced(err error) bool {
+	return errors.Is(err, kerr.FencedInstanceID) || errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
 }
 
 // initProducerID takes the transactional id, trying again every second
