@@ -167,8 +167,17 @@ func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ps 
 	if err != nil {
 		return nil, err
 	}
+	if err := readSnapshotsTo(ctx, cfg, log, ends, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readSnapshotsTo reads each partition of ends up to its offset there into
+// out, which holds an entry for each.
+func readSnapshotsTo(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ends map[int32]int64, out map[int32]storedSnapshots) error {
 	if len(ends) == 0 {
-		return out, nil
+		return nil
 	}
 	from := make(map[int32]kgo.Offset, len(ends))
 	for p := range ends {
@@ -177,31 +186,36 @@ func readSnapshots(ctx context.Context, cfg pkafka.Config, log *slog.Logger, ps 
 	cl, err := pkafka.NewClient(cfg, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topics.MatcherSnapshots: from}),
 		kgo.KeepControlRecords())
 	if err != nil {
-		return nil, fmt.Errorf("read snapshots: %w", err)
+		return fmt.Errorf("read snapshots: %w", err)
 	}
 	defer cl.Close()
 	for len(ends) > 0 {
 		fetches := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("read snapshots: %w", err)
+			return fmt.Errorf("read snapshots: %w", err)
 		}
 		fetches.EachError(func(_ string, p int32, err error) {
 			log.Warn("matcher: read snapshots", "partition", p, "err", err)
 		})
 		for _, r := range fetches.Records() {
 			end, reading := ends[r.Partition]
-			if !reading || r.Offset >= end {
+			if !reading {
 				continue
 			}
+			// The offset below the end may hold an aborted record that
+			// is never handed out: its abort marker can come after the
+			// first record of a transaction still open when the end was
+			// listed (the coordinator writes markers after the commit or
+			// abort). Any offset from there on ends the partition.
 			if r.Offset >= end-1 {
 				delete(ends, r.Partition)
 			}
-			if !r.Attrs.IsControl() {
+			if r.Offset < end && !r.Attrs.IsControl() {
 				applySnapshotRecord(log, r, out[r.Partition])
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // snapshotBounds returns the last stable offset of each partition of ps

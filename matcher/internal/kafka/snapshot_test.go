@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	pkafka "blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
@@ -413,4 +414,62 @@ func snapshotLog(t *testing.T, ctx context.Context, cfg pkafka.Config, p int32, 
 		}
 	}
 	return written, left, withValue
+}
+
+// Reading matcher-snapshots ends when the offset below the last stable
+// offset holds an aborted record, which a read_committed reader never
+// sees: a transaction that wrote the partition, then another that is
+// still open when the reader lists the end, then the first one's abort
+// marker. The reader ends at the first offset it sees from there on, once
+// the open transaction ends, and keeps nothing of either.
+func TestReadSnapshotsEndsPastAnAbortedRecord(t *testing.T) {
+	ctx := testContext(t)
+	cfg := startBroker(t, ctx)
+	const p = 3
+	txn := func(id string) *kgo.Client {
+		cl, err := pkafka.NewClient(cfg, kgo.TransactionalID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		rec := &kgo.Record{Topic: topics.MatcherSnapshots, Partition: p, Key: []byte("100"), Value: []byte("not a snapshot")}
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	aborted, open := txn("snapshot-writer-1"), txn("snapshot-writer-2")
+	if err := aborted.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+
+	// The coordinator writes the abort marker after it answered; until
+	// then the aborted transaction holds the last stable offset at 0.
+	var ends map[int32]int64
+	for ends[p] != 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the last stable offset is %d, want 1: the open transaction's record", ends[p])
+		case <-time.After(20 * time.Millisecond):
+		}
+		var err error
+		if ends, err = snapshotBounds(ctx, cfg, []int32{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	stored := map[int32]storedSnapshots{p: newStoredSnapshots()}
+	go func() { done <- readSnapshotsTo(ctx, cfg, discardLogger(), ends, stored) }()
+	if err := open.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if keys := stored[p].keys; len(keys) != 0 {
+		t.Fatalf("read keys %v below the end, where only an aborted record was", keys)
+	}
 }
