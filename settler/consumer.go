@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
@@ -20,12 +21,13 @@ import (
 // every assignment seeks to the offsets stored in Postgres. Kafka's own
 // committed offsets are never used.
 type consumer struct {
-	name     string
-	group    string
-	maxBatch int
-	pool     *pgxpool.Pool
-	log      *slog.Logger
-	cl       *kgo.Client
+	name       string
+	group      string
+	instanceID string
+	maxBatch   int
+	pool       *pgxpool.Pool
+	log        *slog.Logger
+	cl         *kgo.Client
 	// apply writes one poll's records; ledger.ErrFenced means another
 	// consumer stored offsets past them.
 	apply func(ctx context.Context, recs []*kgo.Record) error
@@ -33,7 +35,7 @@ type consumer struct {
 
 func newConsumer(name, group, instanceID string, brokers, topics []string, maxBatch int, pool *pgxpool.Pool, log *slog.Logger,
 	apply func(context.Context, []*kgo.Record) error) (*consumer, error) {
-	c := &consumer{name: name, group: group, maxBatch: maxBatch, pool: pool, log: log, apply: apply}
+	c := &consumer{name: name, group: group, instanceID: instanceID, maxBatch: maxBatch, pool: pool, log: log, apply: apply}
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
@@ -87,11 +89,22 @@ func (c *consumer) run(ctx context.Context) error {
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			return nil
 		}
+		var fenced error
 		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			switch {
+			case errors.Is(err, kerr.FencedInstanceID):
+				fenced = err
+			case !errors.Is(err, context.Canceled):
 				c.log.Warn("fetch", "consumer", c.name, "topic", topic, "partition", p, "error", err)
 			}
 		})
+		if fenced != nil {
+			// Another process joined the group under this instance's id
+			// (SETTLER_INSTANCE_ID) and has its partitions. Joining again
+			// is refused for as long as that process lives; this one ends
+			// rather than stay up with nothing to do.
+			return fmt.Errorf("%s: another process is member %s of group %s: %w", c.name, c.instanceID, c.group, fenced)
+		}
 		if recs := fetches.Records(); len(recs) > 0 {
 			if err := c.applyWithRetry(ctx, recs); err != nil {
 				c.cl.AllowRebalance()
