@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,11 +50,22 @@ func brokerConfig(t testing.TB, b *kafkatest.Broker) pkafka.Config {
 // reading the slot layouts, finds no partition at all.
 func waitTopics(t testing.TB, cl *kgo.Client) {
 	t.Helper()
+	want := map[string]int{}
+	for _, topic := range topics.Catalog() {
+		want[topic.Name] = int(topic.Partitions)
+	}
+	waitLeaders(t, cl, want)
+}
+
+// waitLeaders waits until fresh metadata lists each topic of want with at
+// least its count of partitions, each with a leader.
+func waitLeaders(t testing.TB, cl *kgo.Client, want map[string]int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(cl)
 	for {
-		missing := topicsWithoutLeaders(ctx, adm)
+		missing := topicsWithoutLeaders(ctx, adm, want)
 		if len(missing) == 0 {
 			return
 		}
@@ -64,15 +77,10 @@ func waitTopics(t testing.TB, cl *kgo.Client) {
 	}
 }
 
-// topicsWithoutLeaders returns the catalog topics that fresh metadata does
+// topicsWithoutLeaders returns the topics of want that fresh metadata does
 // not list whole.
-func topicsWithoutLeaders(ctx context.Context, adm *kadm.Client) []string {
-	var names []string
-	want := map[string]int{}
-	for _, topic := range topics.Catalog() {
-		names = append(names, topic.Name)
-		want[topic.Name] = int(topic.Partitions)
-	}
+func topicsWithoutLeaders(ctx context.Context, adm *kadm.Client, want map[string]int) []string {
+	names := slices.Sorted(maps.Keys(want))
 	details, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx), names...)
 	if err != nil {
 		return names
