@@ -192,14 +192,20 @@ func (o *Outbox) Publish(ctx context.Context, ps []Pending) {
 func (o *Outbox) Send(recs []*kgo.Record) error { return o.sendWait(recs, nil, nil) }
 
 // sendWait sends records and waits for their acknowledgement, at most
-// PublishTimeout. Records acknowledged only after that have their rows
-// (ids) queued for deletion. settled, when not nil, is called once the
-// client is done with the records, however long that takes.
+// PublishTimeout. Records acknowledged only after that, and those
+// acknowledged beside one Kafka refused, have their rows (ids) queued for
+// deletion; the rows of refused records stay. settled, when not nil, is
+// called once the client is done with the records, however long that
+// takes.
 func (o *Outbox) sendWait(recs []*kgo.Record, ids []int64, settled func()) error {
 	answer := make(chan error, 1)
 	var late atomic.Bool
-	o.send(recs, func(err error) {
-		if err == nil && late.Load() {
+	o.send(recs, func(refused []bool, err error) {
+		switch {
+		case err != nil:
+			took, _ := split(ids, refused)
+			o.Confirm(took)
+		case late.Load():
 			o.Confirm(ids)
 		}
 		if settled != nil {
@@ -212,32 +218,48 @@ func (o *Outbox) sendWait(recs []*kgo.Record, ids []int64, settled func()) error
 	return <-answer
 }
 
+// split parts ids into those whose records Kafka took and those it
+// refused.
+func split(ids []int64, refused []bool) (took, left []int64) {
+	for i, id := range ids {
+		if refused[i] {
+			left = append(left, id)
+		} else {
+			took = append(took, id)
+		}
+	}
+	return took, left
+}
+
 // PublishAsync sends committed outbox rows without waiting. It calls done
 // once: when Kafka acknowledged every record (nil) or refused one (the
 // error), or when PublishTimeout passed first (an unavailable error). The
 // rows of a fully acknowledged call are queued for deletion, even after
-// the timeout; Run deletes them in batches. After an error they stay for
-// the relay. Records of one partition keep their order.
+// the timeout; Run deletes them in batches. When Kafka refused some
+// records, the rows of the others are queued for deletion too, and the
+// refused ones stay for the relay. Records of one partition keep their
+// order.
 func (o *Outbox) PublishAsync(recs []*kgo.Record, ids []int64, done func(error)) {
-	o.send(recs, func(err error) {
-		if err == nil {
-			o.Confirm(ids)
-		}
+	o.send(recs, func(refused []bool, err error) {
+		took, _ := split(ids, refused)
+		o.Confirm(took)
 	}, done)
 }
 
 // send hands records to Kafka. acked is called once every record was
-// acknowledged or one failed, however long that takes; answer is called
-// once, with acked's outcome or with a timeout error after
+// acknowledged or refused, however long that takes, with which records
+// were refused and the first refusal; answer is called once, with that
+// refusal (nil when there was none) or with a timeout error after
 // PublishTimeout, whichever comes first. The client is not trusted to
 // give up on its own: a broker that vanished can keep records buffered
 // until it returns, when they are still delivered. A client whose buffer
 // is full refuses more at once instead of blocking.
-func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
+func (o *Outbox) send(recs []*kgo.Record, acked func(refused []bool, err error), answer func(error)) {
 	var once sync.Once
 	reply := func(err error) { once.Do(func() { answer(err) }) }
+	refused := make([]bool, len(recs))
 	if len(recs) == 0 {
-		acked(nil)
+		acked(refused, nil)
 		reply(nil)
 		return
 	}
@@ -249,11 +271,14 @@ func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
 		left  = len(recs)
 		first error
 	)
-	for _, r := range recs {
+	for i, r := range recs {
 		o.cl.TryProduce(context.Background(), r, func(_ *kgo.Record, err error) {
 			mu.Lock()
-			if err != nil && first == nil {
-				first = err
+			if err != nil {
+				refused[i] = true
+				if first == nil {
+					first = err
+				}
 			}
 			left--
 			last, failed := left == 0, first
@@ -262,7 +287,7 @@ func (o *Outbox) send(recs []*kgo.Record, acked, answer func(error)) {
 				return
 			}
 			timer.Stop()
-			acked(failed)
+			acked(refused, failed)
 			if failed != nil {
 				failed = fmt.Errorf("publish commands: %w: %v", ErrUnacknowledged, failed)
 			}
@@ -350,7 +375,11 @@ func (o *Outbox) relayAll(ctx context.Context) {
 // work. It returns how many rows it delivered. When Kafka does not
 // acknowledge within PublishTimeout the transaction rolls back, and later
 // rounds do nothing until the client has settled those records: a broker
-// outage does not pile up copies of the same rows in the client.
+// outage does not pile up copies of the same rows in the client. When
+// Kafka refuses a record (MESSAGE_TOO_LARGE, say) the transaction rolls
+// back too, but the rows of the records it took are queued for deletion,
+// as a late acknowledgement's are, so that later rounds do not publish
+// them again; the refused row stays, and each round returns its error.
 func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
 	if o.relayBusy.Load() {
 		return 0, nil

@@ -2,14 +2,19 @@ package outbox
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
@@ -136,5 +141,103 @@ func TestEnqueueAllPairsIDsWithRecords(t *testing.T) {
 	}
 	if ps, err := EnqueueAll(ctx, nil, nil); ps != nil || err != nil {
 		t.Fatalf("no records: %v, %v", ps, err)
+	}
+}
+
+// TestRelayDeletesWhatKafkaTookWhenItRefusesARow: Kafka refuses one row
+// of a relay round (larger than its topic's max.message.bytes). The
+// rows it acknowledged are deleted and published once, however many
+// rounds follow; the refused row stays, and each round reports it.
+func TestRelayDeletesWhatKafkaTookWhenItRefusesARow(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.New(t, migrations())
+	cl, _ := kafkatest.Start(t)
+	const maxBytes = 4096
+	altered, err := kadm.NewClient(cl).AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "max.message.bytes", Value: kadm.StringPtr(strconv.Itoa(maxBytes))}}, topics.LedgerCommands)
+	if err == nil {
+		var r kadm.AlterConfigsResponse
+		r, err = altered.On(topics.LedgerCommands, nil)
+		if err == nil {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The small records share a partition; the large one is on another,
+	// so that no batch holds both.
+	transfer := func(id int, key []byte, quantity string) *kgo.Record {
+		e, err := topics.FundingEnvelope(topics.TypeLedgerTransfer, fmt.Sprintf("transfer-%d", id), time.Now(),
+			topics.LedgerTransfer{TransferID: int64(id), Quantity: quantity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := kafka.NewRecord(topics.LedgerCommands, key, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, transfer(i, topics.UserKey(1), "1"))
+	}
+	// Random digits, so that the batch stays large once compressed.
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := make([]byte, 4*maxBytes)
+	for i := range digits {
+		digits[i] = byte('0' + rng.IntN(10))
+	}
+	large := transfer(10, topics.UserKey(2), string(digits))
+	partition := func(r *kgo.Record) int32 {
+		return int32(kafka.Partitioner().ForTopic(r.Topic).Partition(r, 8))
+	}
+	for user := int64(2); partition(large) == partition(recs[0]); user++ {
+		large = transfer(10, topics.UserKey(user), string(digits))
+	}
+	recs = append(recs[:5], append([]*kgo.Record{large}, recs[5:]...)...)
+	var largeID int64
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		ps, err := EnqueueAll(ctx, tx, recs)
+		largeID = ps[5].ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	o := New(pool, cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	o.RelayAge = 0
+	for round := range 3 {
+		n, err := o.RelayOnce(ctx, 100)
+		if err == nil || !strings.Contains(err.Error(), "MESSAGE_TOO_LARGE") {
+			t.Fatalf("round %d relayed %d: %v; want the large row refused with MESSAGE_TOO_LARGE", round, n, err)
+		}
+		if err := o.deleteConfirmed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var left []int64
+		rows, err := pool.Query(ctx, `SELECT outbox_id FROM outbox`)
+		if err == nil {
+			left, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		if err != nil || len(left) != 1 || left[0] != largeID {
+			t.Fatalf("round %d left rows %v (%v); want only the large one, %d", round, left, err, largeID)
+		}
+	}
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topics.LedgerCommands) {
+		e, err := kafka.DecodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.ID]++
+	}
+	if len(got) != 10 {
+		t.Fatalf("published %v; want the 10 small records", got)
+	}
+	for id, n := range got {
+		if n != 1 || id == "transfer-10" {
+			t.Fatalf("%s published %d times", id, n)
+		}
 	}
 }
