@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress"
@@ -74,19 +73,8 @@ func TestTwoClocksChangeNoOutcome(t *testing.T) {
 func runClocks(t *testing.T, pool *pgxpool.Pool, env environment.Environment, n int, seller, sellerAccount int64) [][]byte {
 	t.Helper()
 	ctx := t.Context()
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	if err := kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog()); err != nil {
-		t.Fatal(err)
-	}
+	b := kafkatest.StartBroker(t)
+	cl := b.Client(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const group = "matcher"
 	m, err := matcher.New(matcher.Config{Kafka: kafka.Config{Brokers: b.Addrs()}, Group: group, InstanceID: "test", Logger: log})

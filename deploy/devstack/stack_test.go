@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
@@ -44,6 +46,9 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	for k, v := range env {
 		vars[k] = v
 	}
+	if vars["KAFKA_BROKERS"] == "" && vars["EMBEDDED_KAFKA"] == "" {
+		vars["KAFKA_BROKERS"] = strings.Join(testBroker(t).Addrs(), ",")
+	}
 	cfg, err := ConfigFromEnv(config.FromMap(vars))
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +73,22 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	}
 	t.Cleanup(func() { _ = r.stop() })
 	return r
+}
+
+// brokers holds each test's Apache Kafka broker, so that a test which
+// restarts its stack finds the log it left.
+var brokers sync.Map // testing.TB → *kafkatest.Broker
+
+// testBroker returns t's broker, starting it on first use.
+func testBroker(t *testing.T) *kafkatest.Broker {
+	t.Helper()
+	if b, ok := brokers.Load(t); ok {
+		return b.(*kafkatest.Broker)
+	}
+	b := kafkatest.StartBroker(t)
+	brokers.Store(t, b)
+	t.Cleanup(func() { brokers.Delete(t) })
+	return b
 }
 
 type reply struct {
