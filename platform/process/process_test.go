@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/kafka/kafkatest"
@@ -78,3 +79,52 @@ func getStatus(t *testing.T, url string) int {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// Readiness follows the Kafka broker: it fails, naming kafka, once the
+// broker is killed, and holds again once the broker is back on the same
+// address, with the same client.
+func TestReadinessFollowsTheKafkaBroker(t *testing.T) {
+	pool := pgtest.New(t, nil)
+	broker := kafkatest.StartBroker(t)
+	common := ReadCommon(config.FromMap(map[string]string{
+		"DATABASE_URL": pool.Config().ConnString(), "KAFKA_BROKERS": broker.Addrs()[0], "ADMIN_ADDR": "127.0.0.1:0",
+	}), Needs{Postgres: true, Kafka: true})
+	ctx, cancel := context.WithCancel(t.Context())
+	p, err := Boot(ctx, "test", common, Needs{Postgres: true, Kafka: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, nil) }()
+	defer func() { cancel(); <-done }()
+	admin := "http://" + p.adminLn.Addr().String() + "/readyz"
+
+	waitReady(t, admin, http.StatusOK, "")
+	if err := broker.Node().Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, admin, http.StatusServiceUnavailable, `"kafka"`)
+	if err := broker.Node().Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, admin, http.StatusOK, "")
+}
+
+// waitReady asks url until it answers code with a body holding want.
+func waitReady(t *testing.T, url string, code int, want string) {
+	t.Helper()
+	var got int
+	var body []byte
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got = resp.StatusCode; got == code && strings.Contains(string(body), want) {
+			return
+		}
+	}
+	t.Fatalf("%s answers %d %s; want %d with %s", url, got, body, code, want)
+}
