@@ -230,6 +230,11 @@ func TestLargeSlotSnapshotsInParts(t *testing.T) {
 		t.Errorf("%d partitions started from a snapshot, reading %d records; want 1, reading the %d after it",
 			st.SnapshotsLoaded.Load(), st.RebuildRecords.Load(), int64(len(head))-offset)
 	}
+	// The second matcher cuts parts of the production size, records of
+	// up to about 520 KB, which the broker must take (max.message.bytes).
+	if st.Snapshots.Load() == 0 || st.Aborts.Load() != 0 {
+		t.Errorf("the second matcher wrote %d snapshot rounds with %d aborted transactions", st.Snapshots.Load(), st.Aborts.Load())
+	}
 
 	// The trading_closed tick expired every live order: the last round
 	// needs fewer parts, and the others are deleted.
