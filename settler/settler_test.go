@@ -269,3 +269,44 @@ func checkTransferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, 
 		}
 	}
 }
+
+// TestSettlerRidesOutABrokerCrash kills the Kafka broker (SIGKILL) while
+// the settler applies a stream of ledger commands and starts it again on
+// the same address and data: the settler carries on by itself, every
+// command is applied exactly once, and once it has caught up the account
+// feed of every batch has reached Kafka (account_feed is empty).
+func TestSettlerRidesOutABrokerCrash(t *testing.T) {
+	const users, transfersPerUser = 30, 60
+	b, producer := startBroker(t)
+	pool := pgtest.New(t, schema.Migrations())
+	ctx := t.Context()
+
+	produce(t, producer, fundingDeposits(t, users))
+	s, done := startSettler(t, ctx, b.Addrs(), pool, 200)
+	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	accs := accounts(t, pool, users)
+	stream := transferStream(t, pool, accs, transfersPerUser)
+	want := users + len(stream)
+	half := len(stream) / 2
+	produce(t, producer, stream[:half])
+	waitFor(t, "part of the stream applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+300 })
+	if err := b.Node().Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if applied := count(t, pool, `SELECT count(*) FROM journal`); applied >= users+half {
+		t.Fatalf("the broker died after the first half was applied (%d); make the stream longer", applied)
+	}
+	if err := b.Node().Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, producer, stream[half:])
+	waitFor(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+	waitFor(t, "the account feed published", func() bool { return count(t, pool, `SELECT count(*) FROM account_feed`) == 0 })
+	s.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
+	checkTransferStream(t, pool, accs, want, "70/0", fmt.Sprintf("%d/0", transfersPerUser))
+	mustAudit(t, pool)
+}
