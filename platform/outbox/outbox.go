@@ -7,7 +7,12 @@
 // in every service that runs one, republishes rows that stay behind (a
 // broker outage, a crash between commit and publish); consumers drop the
 // duplicates by envelope id, so a committed record is delivered at least
-// once and applied once.
+// once and applied once. The relay leaves alone the rows whose records its
+// own process's client still holds: the client keeps them through a broker
+// outage and delivers them when the broker is back, so a copy from the
+// relay would reach the topic besides them. Copies come only from another
+// process (a restarted one, or another instance) relaying rows whose
+// records died with the process that first sent them.
 package outbox
 
 import (
@@ -60,8 +65,14 @@ type Outbox struct {
 	// published to.
 	Layout func(ctx context.Context, family string) (topics.SlotLayout, error)
 
+	// mu guards confirmed and held.
 	mu        sync.Mutex
 	confirmed []int64 // acknowledged by Kafka, rows not deleted yet
+	// held counts, per outbox row, the sends of its record that have not
+	// settled: the record is still with the client, or it was
+	// acknowledged and the row is not deleted yet. The relay skips held
+	// rows.
+	held map[int64]int
 	// relayBusy is set while records of a relay round are with the
 	// client.
 	relayBusy atomic.Bool
@@ -70,7 +81,7 @@ type Outbox struct {
 // New returns an outbox publishing with cl.
 func New(pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger) *Outbox {
 	return &Outbox{
-		pool: pool, cl: cl, log: log,
+		pool: pool, cl: cl, log: log, held: make(map[int64]int),
 		PublishTimeout: 3 * time.Second, RelayAge: 5 * time.Second, DeleteEvery: 20 * time.Millisecond,
 		Layout: func(ctx context.Context, family string) (topics.SlotLayout, error) {
 			return kafka.Layout(ctx, cl, family)
@@ -175,6 +186,7 @@ func (o *Outbox) Publish(ctx context.Context, ps []Pending) {
 		o.log.Warn("stored commands left to the outbox relay", "commands", len(ps), "error", err)
 		return
 	}
+	defer o.release(ids)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.PublishTimeout)
 	defer cancel()
 	if err := deleteRows(dctx, o.pool, ids); err != nil {
@@ -194,25 +206,45 @@ func (o *Outbox) Send(recs []*kgo.Record) error { return o.sendWait(recs, nil, n
 // sendWait sends records and waits for their acknowledgement, at most
 // PublishTimeout. Records acknowledged only after that, and those
 // acknowledged beside one Kafka refused, have their rows (ids) queued for
-// deletion; the rows of refused records stay. settled, when not nil, is
-// called once the client is done with the records, however long that
-// takes.
+// deletion; the rows of refused records stay. The rows are held from the
+// call on, until they are deleted or their records refused; when sendWait
+// returns nil the caller deletes them and then releases them. settled,
+// when not nil, is called once the client is done with the records,
+// however long that takes.
 func (o *Outbox) sendWait(recs []*kgo.Record, ids []int64, settled func()) error {
+	o.hold(ids)
 	answer := make(chan error, 1)
-	var late atomic.Bool
+	// The acknowledgement and the timeout race to answer. When the
+	// caller is told nil it deletes the rows; otherwise whoever comes
+	// second queues them for deletion, so that no acknowledged row stays
+	// held. mu orders the two.
+	var (
+		mu                sync.Mutex
+		answered, tookAll bool
+	)
 	o.send(recs, func(refused []bool, err error) {
-		switch {
-		case err != nil:
-			took, _ := split(ids, refused)
+		if err != nil {
+			took, left := split(ids, refused)
+			o.release(left)
 			o.Confirm(took)
-		case late.Load():
-			o.Confirm(ids)
+		} else {
+			mu.Lock()
+			tookAll = true
+			if answered {
+				o.Confirm(ids)
+			}
+			mu.Unlock()
 		}
 		if settled != nil {
 			settled()
 		}
 	}, func(err error) {
-		late.Store(true)
+		mu.Lock()
+		answered = true
+		if tookAll && err != nil {
+			o.Confirm(ids)
+		}
+		mu.Unlock()
 		answer <- err
 	})
 	return <-answer
@@ -240,8 +272,10 @@ func split(ids []int64, refused []bool) (took, left []int64) {
 // refused ones stay for the relay. Records of one partition keep their
 // order.
 func (o *Outbox) PublishAsync(recs []*kgo.Record, ids []int64, done func(error)) {
+	o.hold(ids)
 	o.send(recs, func(refused []bool, err error) {
-		took, _ := split(ids, refused)
+		took, left := split(ids, refused)
+		o.release(left)
 		o.Confirm(took)
 	}, done)
 }
@@ -296,7 +330,8 @@ func (o *Outbox) send(recs []*kgo.Record, acked func(refused []bool, err error),
 	}
 }
 
-// Confirm queues the rows of acknowledged commands for deletion.
+// Confirm queues the rows of acknowledged commands for deletion; once
+// deleted, they are released.
 func (o *Outbox) Confirm(ids []int64) {
 	o.mu.Lock()
 	o.confirmed = append(o.confirmed, ids...)
@@ -317,7 +352,43 @@ func (o *Outbox) deleteConfirmed(ctx context.Context) error {
 		o.Confirm(ids)
 		return err
 	}
+	o.release(ids)
 	return nil
+}
+
+// hold marks the rows ids as sent and not settled, so that the relay
+// leaves them alone.
+func (o *Outbox) hold(ids []int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range ids {
+		o.held[id]++
+	}
+}
+
+// release ends one hold of each row of ids.
+func (o *Outbox) release(ids []int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range ids {
+		switch n := o.held[id]; {
+		case n > 1:
+			o.held[id] = n - 1
+		case n == 1:
+			delete(o.held, id)
+		}
+	}
+}
+
+// heldRows returns the rows the relay must leave alone.
+func (o *Outbox) heldRows() []int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ids := make([]int64, 0, len(o.held))
+	for id := range o.held {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func deleteRows(ctx context.Context, pool *pgxpool.Pool, ids []int64) error {
@@ -372,23 +443,28 @@ func (o *Outbox) relayAll(ctx context.Context) {
 
 // RelayOnce publishes up to limit old outbox rows and deletes them, in one
 // transaction that locks them so that several ingress instances share the
-// work. It returns how many rows it delivered. When Kafka does not
-// acknowledge within PublishTimeout the transaction rolls back, and later
-// rounds do nothing until the client has settled those records: a broker
-// outage does not pile up copies of the same rows in the client. When
-// Kafka refuses a record (MESSAGE_TOO_LARGE, say) the transaction rolls
-// back too, but the rows of the records it took are queued for deletion,
-// as a late acknowledgement's are, so that later rounds do not publish
-// them again; the refused row stays, and each round returns its error.
+// work. It returns how many rows it delivered. Rows whose records this
+// Outbox has handed to the client and not settled are left alone. When
+// Kafka does not acknowledge within PublishTimeout the transaction rolls
+// back, and later rounds do nothing until the client has settled those
+// records: a broker outage does not pile up copies of the same rows in
+// the client. When Kafka refuses a record (MESSAGE_TOO_LARGE, say) the
+// transaction rolls back too, but the rows of the records it took are
+// queued for deletion, as a late acknowledgement's are, so that later
+// rounds do not publish them again; the refused row stays, and each round
+// returns its error.
 func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
 	if o.relayBusy.Load() {
 		return 0, nil
 	}
 	var n int
+	var delivered []int64 // acknowledged in time: released once the transaction ends
+	defer func() { o.release(delivered) }()
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
 			SELECT outbox_id, topic, key, value FROM outbox
-			WHERE created < now() - $1::interval ORDER BY outbox_id LIMIT $2 FOR UPDATE SKIP LOCKED`, o.RelayAge.String(), limit)
+			WHERE created < now() - $1::interval AND outbox_id <> ALL($3::bigint[])
+			ORDER BY outbox_id LIMIT $2 FOR UPDATE SKIP LOCKED`, o.RelayAge.String(), limit, o.heldRows())
 		if err != nil {
 			return err
 		}
@@ -415,7 +491,7 @@ func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
 		if err := o.sendWait(recs, ids, func() { o.relayBusy.Store(false) }); err != nil {
 			return fmt.Errorf("republish: %w", err)
 		}
-		n = len(ids)
+		n, delivered = len(ids), ids
 		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE outbox_id = ANY($1)`, ids)
 		return err
 	})
