@@ -22,6 +22,17 @@ import (
 // when Run's context ends meanwhile: shutting down commits what was read.
 const batchTimeout = 30 * time.Second
 
+// metadataMinAge is the least time between two metadata requests. A
+// produce that Kafka answers with a retriable error waits for fresh
+// metadata before it is sent again, and the first produce of a
+// transaction is often answered CONCURRENT_TRANSACTIONS: the coordinator
+// writes the previous transaction's markers after it answered its
+// commit, and the matcher writes the same partitions transaction after
+// transaction. With franz-go's default of 5 s, each such answer held the
+// transaction for up to 5 s (docs/matcher.md "Exactly once and
+// rebuilding").
+const metadataMinAge = 100 * time.Millisecond
+
 // maxBufferedRecords lets a whole batch's outputs (a few per input record)
 // wait in the client for End's flush instead of blocking Produce on broker
 // round trips mid-batch.
@@ -103,7 +114,7 @@ func New(cfg Config) (*Loop, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.MaxBufferedRecords(maxBufferedRecords),
 		kgo.MetadataMaxAge(cfg.MetadataMaxAge),
-		kgo.MetadataMinAge(min(cfg.MetadataMaxAge, 5*time.Second)),
+		kgo.MetadataMinAge(min(cfg.MetadataMaxAge, metadataMinAge)),
 		kgo.OnPartitionsAssigned(l.assigned),
 		kgo.OnPartitionsRevoked(l.revoked),
 		kgo.OnPartitionsLost(l.revoked),
