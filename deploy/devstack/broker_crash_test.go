@@ -1,0 +1,213 @@
+package devstack
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/settler"
+	"blockspace.exchange/topics"
+)
+
+// outage is how long the broker stays dead in TestBrokerKilledWhileTrading.
+const outage = 20 * time.Second
+
+// crashLoad is what a client sent through ingress while the broker died,
+// and what ingress answered.
+type crashLoad struct {
+	orders      []int64         // acknowledged resting buys
+	transfers   int             // acknowledged transfers of crashAmount, current to preconf
+	withdrawals map[string]bool // acknowledged withdrawal request ids
+	refused     map[int]int     // status → count of requests refused (never 200)
+}
+
+// crashAmount is each transfer's and each withdrawal's quantity.
+var crashAmount = decimal.RequireFromString("0.01")
+
+// TestBrokerKilledWhileTrading kills the stack's Apache Kafka broker with
+// SIGKILL while a client keeps placing orders, moving funds between its
+// accounts and withdrawing, leaves it dead for 20 s, and starts it again on
+// the same ports and data. Ingress answers every request as
+// docs/operations.md says (accepted, or 503 with Retry-After while Kafka is
+// known to be down; nothing else), and once the broker is back every
+// acknowledged command has its effect exactly once: each acknowledged
+// order was accepted by the matcher once and rests in the book, the
+// trading account holds exactly the acknowledged transfers, the current
+// account lost exactly the acknowledged transfers and withdrawals (with
+// their fees), and the ledger audit, quiescent checks included, is clean.
+func TestBrokerKilledWhileTrading(t *testing.T) {
+	s := startStack(t, worldTempDir(t))
+	broker := testBroker(t)
+	ctx := t.Context()
+	c := client{t: t, base: s.Addresses().REST}
+	tr := logIn(t, c, newWallet(t))
+	s.fund(tr, 1, "10", "5")
+	instrument := lastingMarket(t, c)
+
+	load := &crashLoad{withdrawals: map[string]bool{}, refused: map[int]int{}}
+	for i := range 9 {
+		load.send(t, tr, instrument, i)
+	}
+	if err := broker.Node().Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for i := 9; time.Since(killed) < outage; i++ {
+		load.send(t, tr, instrument, i)
+	}
+	if err := broker.Node().Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 9 {
+		load.send(t, tr, instrument, i)
+	}
+	t.Logf("acknowledged %d orders, %d transfers, %d withdrawals; refused %v", len(load.orders), load.transfers, len(load.withdrawals), load.refused)
+	if load.refused[503] == 0 {
+		t.Errorf("no request was refused with 503 during a %s outage: ingress never noticed Kafka was gone", outage)
+	}
+
+	load.waitApplied(t, s, tr)
+	load.checkMatcherAcceptedOnce(t, broker)
+	if v, err := settler.AuditQuiescent(ctx, s.pool, 10); err != nil || len(v) > 0 {
+		t.Fatalf("audit: %v %v", v, err)
+	}
+}
+
+// lastingMarket is an open whole-block market that stays open for longer
+// than the test runs.
+func lastingMarket(t *testing.T, c client) string {
+	t.Helper()
+	var slot uint64
+	waitFor(t, "an open whole-block market", func() bool {
+		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
+			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(outage+90*time.Second)) {
+				slot = max(slot, m.Slot)
+			}
+		}
+		return slot != 0
+	})
+	return topics.InstrumentID(topics.WholeBlock, slot)
+}
+
+// send makes the i-th request of the load: a resting buy, a transfer or a
+// withdrawal, in turn, and records what ingress answered. Any answer but
+// an acceptance or a 503 with Retry-After fails the test.
+func (l *crashLoad) send(t *testing.T, tr *trader, instrument string, i int) {
+	t.Helper()
+	var a answer
+	switch i % 3 {
+	case 0:
+		a = tr.send("POST", "/api/v1/wholeblock/order", map[string]any{"accountId": tr.preconf, "instrumentId": instrument,
+			"side": true, "orderType": 2, "quantity": "1", "price": "0.001"})
+	case 1:
+		a = tr.c.do("POST", "/api/v1/user/account/transfer/token", url.Values{"fromAccountId": {fmt.Sprint(tr.current)},
+			"toAccountId": {fmt.Sprint(tr.preconf)}, "tokenId": {"1"}, "quantity": {crashAmount.String()}}, tr.auth)
+	case 2:
+		a = tr.send("POST", "/api/v1/user/funding/withdraw", []map[string]any{{"accountId": tr.current, "chainId": 1337, "tokenId": 1, "quantity": crashAmount.String()}})
+	}
+	if a.status != 200 {
+		if a.status != 503 || a.header.Get("Retry-After") == "" {
+			t.Fatalf("request %d answered %d (Retry-After %q): %s", i, a.status, a.header.Get("Retry-After"), a.raw)
+		}
+		l.refused[a.status]++
+		// A client backs off as Retry-After asks, if not for all of it.
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	if !a.body.Success {
+		t.Fatalf("request %d answered 200 without success: %s", i, a.raw)
+	}
+	switch i % 3 {
+	case 0:
+		var placed struct{ Orders []map[string]any }
+		if json.Unmarshal(a.body.Data, &placed) != nil || len(placed.Orders) != 1 || placed.Orders[0]["errorCode"] != nil {
+			t.Fatalf("order %d: %s", i, a.raw)
+		}
+		l.orders = append(l.orders, int64(placed.Orders[0]["orderId"].(float64)))
+	case 1:
+		l.transfers++
+	case 2:
+		var w struct {
+			Submitted []json.Number `json:"submittedRequestIds"`
+		}
+		if json.Unmarshal(a.body.Data, &w) != nil || len(w.Submitted) != 1 {
+			t.Fatalf("withdrawal %d: %s", i, a.raw)
+		}
+		l.withdrawals[w.Submitted[0].String()] = true
+	}
+}
+
+// waitApplied waits until the settler has applied every acknowledged
+// command, then checks that it applied each exactly once.
+func (l *crashLoad) waitApplied(t *testing.T, s *running, tr *trader) {
+	t.Helper()
+	moved := crashAmount.Mul(decimal.NewFromInt(int64(l.transfers)))
+	wantPreconf := decimal.NewFromInt(5).Add(moved)
+	fee := decimal.RequireFromString("0.0001")
+	withdrawn := crashAmount.Add(fee).Mul(decimal.NewFromInt(int64(len(l.withdrawals))))
+	wantCurrent := decimal.NewFromInt(5).Sub(moved).Sub(withdrawn)
+	waitFor(t, "every acknowledged order resting in the book", func() bool {
+		var resting int
+		err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM orders WHERE order_id = ANY($1) AND status = $2`,
+			l.orders, topics.OrderStatusOnBook).Scan(&resting)
+		return err == nil && resting == len(l.orders)
+	})
+	waitFor(t, "every acknowledged transfer and withdrawal applied", func() bool {
+		return tr.balance(tr.preconf).Quantity.Equal(wantPreconf) && tr.balance(tr.current).Quantity.Equal(wantCurrent)
+	})
+	var debited int
+	if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM withdraw_requests WHERE user_id = $1`, tr.user).Scan(&debited); err != nil {
+		t.Fatal(err)
+	}
+	if debited != len(l.withdrawals) {
+		t.Fatalf("%d withdrawal requests stored, %d acknowledged", debited, len(l.withdrawals))
+	}
+}
+
+// checkMatcherAcceptedOnce reads the matcher's order events until each
+// acknowledged order's acceptance is there, and checks that each was
+// accepted exactly once, however often the outbox published its command.
+func (l *crashLoad) checkMatcherAcceptedOnce(t *testing.T, broker *kafkatest.Broker) {
+	t.Helper()
+	cl := broker.Client(t)
+	var accepted map[int64]int
+	waitFor(t, "the matcher's acceptance of every acknowledged order", func() bool {
+		accepted = acceptances(t, cl)
+		for _, id := range l.orders {
+			if accepted[id] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range l.orders {
+		if accepted[id] != 1 {
+			t.Errorf("order %d accepted %d times by the matcher, want once", id, accepted[id])
+		}
+	}
+}
+
+// acceptances counts the order.accepted events of each order on the
+// order-events topic.
+func acceptances(t *testing.T, cl *kgo.Client) map[int64]int {
+	t.Helper()
+	accepted := map[int64]int{}
+	for _, r := range kafkatest.ReadToEnd(t.Context(), t, cl, topics.OrderEvents) {
+		env, err := topics.Decode(r.Value)
+		if err != nil || env.Type != topics.TypeOrderAccepted {
+			continue
+		}
+		var e topics.OrderEvent
+		if err := json.Unmarshal(env.Data, &e); err != nil {
+			t.Fatal(err)
+		}
+		accepted[e.OrderID]++
+	}
+	return accepted
+}
