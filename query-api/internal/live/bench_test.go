@@ -33,7 +33,8 @@ import (
 // read (p50, p99, max, ms); the same for a plain Kafka consumer of the
 // fills topic in the same run (the baseline: the part the log itself
 // takes); messages delivered per second, and per CPU-second of the server
-// process (server, broker and feed; the clients' CPU is the child's).
+// process (server and feed; the broker's JVM and the clients are
+// processes of their own).
 //
 //	go test -run '^$' -bench Fanout -benchtime 300x ./query-api/internal/live/
 func BenchmarkFanout(b *testing.B) {
