@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
@@ -166,6 +167,11 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
+	// The commit returns once the coordinator has decided it; it writes
+	// the markers afterwards, and until then the partitions' last stable
+	// offsets stop before the statuses, which a feed starting now would
+	// not wait for.
+	waitFor(t, func() bool { return stable(ctx, cl, topics.OrderEvents) }, "the statuses' commit markers written")
 
 	c := New()
 	feed, err := NewFeed(cl, time.Now().Add(-time.Hour), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -214,6 +220,28 @@ func TestFeedOfAnEmptyLogIsReady(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stable reports whether every partition of topic has its last stable
+// offset at its end: no transaction is open on it.
+func stable(ctx context.Context, cl *kgo.Client, topic string) bool {
+	adm := kadm.NewClient(cl)
+	// Authorized operations bypass the client's metadata cache.
+	ends, err := adm.ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
+	if err != nil || ends.Error() != nil {
+		return false
+	}
+	lsos, err := adm.ListCommittedOffsets(kadm.WithAuthorizedOps(ctx), topic)
+	if err != nil || lsos.Error() != nil {
+		return false
+	}
+	ok := true
+	ends.Each(func(e kadm.ListedOffset) {
+		if l, found := lsos.Lookup(topic, e.Partition); !found || l.Offset != e.Offset {
+			ok = false
+		}
+	})
+	return ok
 }
 
 func waitFor(t *testing.T, ok func() bool, what string) {
