@@ -43,6 +43,8 @@ export async function startStack(env = {}) {
   await chmod(dir, 0o755); // the private Postgres runs as the postgres OS user
   const bin = path.join(dir, 'exchange');
   await promisify(execFile)('go', ['build', '-o', bin, './deploy/cmd/exchange'], { cwd: repo, maxBuffer: 16 << 20 });
+  // The broker's jars: resolved once by the script, which prints where they are.
+  const { stdout: kafkaLibs } = await promisify(execFile)('bash', ['scripts/ensure-kafka.sh'], { cwd: repo });
 
   const [rest, admin, kafka, originator, searcher, orderflow, builder, chain] = await freePorts(8);
   const addr = (p) => `127.0.0.1:${p}`;
@@ -55,6 +57,7 @@ export async function startStack(env = {}) {
     // The tests run on a real Apache Kafka broker, which the stack starts
     // from the jars of scripts/ensure-kafka.sh (make run-kafka does the same).
     EMBEDDED_KAFKA: 'apache',
+    KAFKA_LIBS: kafkaLibs.trim(),
     ...env,
   };
   const child = spawn(bin, [], { cwd: dir, env: { ...process.env, ...vars }, stdio: ['ignore', 'pipe', 'pipe'] });

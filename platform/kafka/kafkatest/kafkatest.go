@@ -44,7 +44,7 @@ func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) 
 	t.Helper()
 	want := map[int32]int64{}
 	from := map[int32]kgo.Offset{}
-	for p, end := range listOffsets(ctx, t, cl, topic, true) {
+	for p, end := range settledEnds(ctx, t, cl, topic) {
 		if end > 0 {
 			want[p] = end
 			from[p] = kgo.NewOffset().AtStart()
@@ -79,6 +79,36 @@ func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) 
 		})
 	}
 	return out
+}
+
+// settleWait bounds how long settledEnds waits for open transactions.
+const settleWait = 10 * time.Second
+
+// settledEnds returns each partition's last stable offset once it has
+// reached the high watermark, or as it stands after settleWait. A real
+// broker answers a transaction's commit before the coordinator has written
+// its markers: until the marker is in, the last stable offset stays at the
+// transaction's first record, and a read of what was committed before the
+// call would miss it. A producer that keeps a transaction open for longer
+// has not committed what follows.
+func settledEnds(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) map[int32]int64 {
+	t.Helper()
+	deadline := time.Now().Add(settleWait)
+	for {
+		stable, high := listOffsets(ctx, t, cl, topic, true), listOffsets(ctx, t, cl, topic, false)
+		open := false
+		for p, end := range stable {
+			open = open || end < high[p]
+		}
+		if !open || time.Now().After(deadline) {
+			return stable
+		}
+		select {
+		case <-ctx.Done():
+			return stable
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // WaitConsumed returns once group has committed, on every partition of
