@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"syscall"
+
+	"blockspace.exchange/platform/childproc"
 )
 
 // portAttempts bounds how often a start moves to another port because some
@@ -15,7 +17,7 @@ const portAttempts = 3
 // Embedded is a running private PostgreSQL server. Its life is bound to this
 // process: if we die, however abruptly, the kernel asks it for a fast shutdown.
 type Embedded struct {
-	pm       *postmaster
+	pm       *childproc.Process
 	port     int
 	database string
 	logger   *slog.Logger
@@ -128,25 +130,25 @@ func (e *Embedded) urlFor(database string) string {
 func (e *Embedded) Port() int { return e.port }
 
 // Pid is the process id of the postmaster.
-func (e *Embedded) Pid() int { return e.pm.proc.Pid }
+func (e *Embedded) Pid() int { return e.pm.Pid }
 
 // Done is closed when the server process has exited, whether through Stop or
 // not, so that a supervisor can notice a server that died.
-func (e *Embedded) Done() <-chan struct{} { return e.pm.done }
+func (e *Embedded) Done() <-chan struct{} { return e.pm.Done() }
 
 // Stop asks for a fast shutdown (sessions are cut, a checkpoint is written)
 // and waits for the process to exit. When ctx ends first the server is
 // killed; the next start recovers from its WAL. Stopping a stopped server
 // is a no-op.
 func (e *Embedded) Stop(ctx context.Context) error {
-	if e.pm.exited() {
+	if e.pm.Exited() {
 		return nil
 	}
-	if err := e.pm.signal(syscall.SIGINT); err != nil {
+	if err := e.pm.Signal(syscall.SIGINT); err != nil {
 		return fmt.Errorf("stop postgres: %w", err)
 	}
 	select {
-	case <-e.pm.done:
+	case <-e.pm.Done():
 		e.logger.Info("postgres stopped", "pid", e.Pid())
 		return nil
 	case <-ctx.Done():
@@ -158,7 +160,7 @@ func (e *Embedded) Stop(ctx context.Context) error {
 // kill ends the server at once and waits for it to be reaped. Its backends
 // notice and exit by themselves.
 func (e *Embedded) kill() error {
-	err := e.pm.signal(syscall.SIGKILL)
-	<-e.pm.done
+	err := e.pm.Signal(syscall.SIGKILL)
+	<-e.pm.Done()
 	return err
 }

@@ -72,7 +72,7 @@ func startOnPort(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, 
 func waitReady(ctx context.Context, e *Embedded) error {
 	var lastErr error
 	accepting := func() bool {
-		if e.pm.exited() {
+		if e.pm.Exited() {
 			return true
 		}
 		attemptCtx, cancel := context.WithTimeout(ctx, connectAttemptTimeout)
@@ -88,7 +88,7 @@ func waitReady(ctx context.Context, e *Embedded) error {
 	if err := poll(ctx, accepting); err != nil {
 		return fmt.Errorf("wait for connections: %w (last attempt: %v)", err, lastErr)
 	}
-	if e.pm.exited() {
+	if e.pm.Exited() {
 		return fmt.Errorf("wait for connections: postgres exited")
 	}
 	return nil

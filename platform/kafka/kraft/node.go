@@ -3,12 +3,10 @@ package kraft
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/childproc"
 )
 
 // Node is one broker-and-controller process of a Cluster.
@@ -30,13 +30,7 @@ type Node struct {
 	// mu guards proc against a test that kills the node while a cleanup
 	// stops it.
 	mu   sync.Mutex
-	proc *process
-}
-
-// process is a running JVM.
-type process struct {
-	pid  int
-	done chan struct{} // closed once the process has exited and been reaped
+	proc *childproc.Process
 }
 
 // ID is the node's node.id.
@@ -56,7 +50,7 @@ func (n *Node) PIDPath() string { return filepath.Join(n.dir, "kafka.pid") }
 func (n *Node) Running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.proc != nil && !n.proc.exited()
+	return n.proc != nil && !n.proc.Exited()
 }
 
 // LogTail returns the last lines of the node's log, for failure messages.
@@ -109,7 +103,7 @@ func (n *Node) Start(ctx context.Context) error {
 func (n *Node) launch() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.proc != nil && !n.proc.exited() {
+	if n.proc != nil && !n.proc.Exited() {
 		return fmt.Errorf("kraft: node %d is already running", n.id)
 	}
 	// Properties are rewritten: the voters' ports may have been chosen anew.
@@ -126,64 +120,15 @@ func (n *Node) launch() error {
 	cmd := exec.Command("java", args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = log, log
-	p, err := startBound(cmd)
+	// SIGTERM on our death is the broker's controlled shutdown.
+	p, err := childproc.Start(cmd, syscall.SIGTERM, nil)
 	if err != nil {
 		return fmt.Errorf("kraft: node %d: %w", n.id, err)
 	}
 	n.proc = p
 	// Load commands read the JVM's CPU time through its pid.
-	if err := os.WriteFile(n.PIDPath(), []byte(fmt.Sprintf("%d\n", p.pid)), 0o644); err != nil {
+	if err := os.WriteFile(n.PIDPath(), []byte(fmt.Sprintf("%d\n", p.Pid)), 0o644); err != nil {
 		return fmt.Errorf("kraft: node %d: %w", n.id, err)
-	}
-	return nil
-}
-
-// startBound starts cmd so that the broker cannot outlive us.
-//
-// The kernel sends the parent-death signal when the thread that forked the
-// child exits, not when the process does, and the Go runtime ends a thread
-// when a goroutine locked to it returns. So the child is forked from a
-// goroutine that locks its thread and keeps it, blocked in Wait, for
-// exactly the child's lifetime. SIGTERM is the broker's controlled
-// shutdown. Setpgid keeps a terminal's Ctrl-C to us, who stop the broker
-// after the services that use it.
-func startBound(cmd *exec.Cmd) (*process, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	p := &process{done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		p.pid = cmd.Process.Pid
-		started <- nil
-		_ = cmd.Wait() // the exit status says nothing the log does not
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
-		return nil, fmt.Errorf("start java: %w", err)
-	}
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) signal(sig syscall.Signal) error {
-	if p.exited() {
-		return nil
-	}
-	if err := syscall.Kill(p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
 	}
 	return nil
 }
@@ -219,7 +164,7 @@ func (n *Node) waitReady(ctx context.Context) error {
 }
 
 // waitFor polls ok every 50ms until it returns true, p exits, or ctx ends.
-func waitFor(ctx context.Context, n *Node, p *process, what string, ok func(context.Context) bool) error {
+func waitFor(ctx context.Context, n *Node, p *childproc.Process, what string, ok func(context.Context) bool) error {
 	for {
 		if ok(ctx) {
 			return nil
@@ -227,7 +172,7 @@ func waitFor(ctx context.Context, n *Node, p *process, what string, ok func(cont
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("kraft: node %d: waiting until %s: %w\n%s", n.id, what, ctx.Err(), n.LogTail(40))
-		case <-p.done:
+		case <-p.Done():
 			return fmt.Errorf("kraft: node %d exited before %s:\n%s", n.id, what, n.LogTail(40))
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -243,19 +188,19 @@ func (n *Node) Stop(timeout time.Duration) error {
 	if n.proc == nil {
 		return nil
 	}
-	_ = n.proc.signal(syscall.SIGCONT) // a paused JVM cannot act on SIGTERM
-	if err := n.proc.signal(syscall.SIGTERM); err != nil {
+	_ = n.proc.Signal(syscall.SIGCONT) // a paused JVM cannot act on SIGTERM
+	if err := n.proc.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("kraft: stop node %d: %w", n.id, err)
 	}
 	select {
-	case <-n.proc.done:
+	case <-n.proc.Done():
 		return nil
 	case <-time.After(timeout):
 	}
-	if err := n.proc.signal(syscall.SIGKILL); err != nil {
+	if err := n.proc.Signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kraft: kill node %d after %s: %w", n.id, timeout, err)
 	}
-	<-n.proc.done
+	<-n.proc.Done()
 	return fmt.Errorf("kraft: node %d did not stop within %s and was killed", n.id, timeout)
 }
 
@@ -267,10 +212,10 @@ func (n *Node) Kill() error {
 	if n.proc == nil {
 		return nil
 	}
-	if err := n.proc.signal(syscall.SIGKILL); err != nil {
+	if err := n.proc.Signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kraft: kill node %d: %w", n.id, err)
 	}
-	<-n.proc.done
+	<-n.proc.Done()
 	return nil
 }
 
@@ -284,10 +229,10 @@ func (n *Node) Resume() error { return n.send(syscall.SIGCONT) }
 func (n *Node) send(sig syscall.Signal) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.proc == nil || n.proc.exited() {
+	if n.proc == nil || n.proc.Exited() {
 		return fmt.Errorf("kraft: node %d is not running", n.id)
 	}
-	if err := n.proc.signal(sig); err != nil {
+	if err := n.proc.Signal(sig); err != nil {
 		return fmt.Errorf("kraft: signal node %d: %w", n.id, err)
 	}
 	return nil
