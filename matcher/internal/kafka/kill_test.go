@@ -154,44 +154,7 @@ func readUncommitted(t *testing.T, ctx context.Context, cfg pkafka.Config, topic
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int32]int64{}
-	from := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Offset > 0 {
-			want[o.Partition], from[o.Partition] = o.Offset, kgo.NewOffset().AtStart()
-		}
-	})
-	if len(want) == 0 {
-		return nil
-	}
-	reader, err := pkafka.NewClient(cfg, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	var out []*kgo.Record
-	for len(want) > 0 {
-		fs := reader.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %s: %v; partitions short of their end: %v", topic, ctx.Err(), want)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := want[r.Partition]
-			if !ok || r.Offset >= end {
-				return
-			}
-			out = append(out, r)
-			if r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
-		})
-	}
-	return out
+	return kafkatest.ReadUncommitted(ctx, t, cl, topic)
 }
 
 // A matcher instance that freezes in the middle of a transaction (SIGSTOP:

@@ -24,7 +24,8 @@ func Start(t testing.TB) (*kgo.Client, []string) {
 }
 
 // ReadToEnd returns every committed record of topic below the last stable
-// offsets the broker lists when it is called, partition by partition in
+// offsets the broker lists when it is called (once the transactions open
+// then have ended; see settledEnds), partition by partition in
 // log order, reading with a client of its own that reaches the brokers as
 // cl does. Reading up to listed offsets, rather than until the broker goes
 // quiet, cannot end early on a slow fetch.
@@ -42,9 +43,27 @@ func Start(t testing.TB) (*kgo.Client, []string) {
 // open transaction ends.
 func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) []*kgo.Record {
 	t.Helper()
+	return readBelow(ctx, t, cl, topic, settledEnds(ctx, t, cl, topic), false)
+}
+
+// ReadUncommitted returns every record of topic below the high watermarks
+// the broker lists when it is called, as a read_uncommitted reader sees
+// them: the records of aborted and open transactions, and the commit and
+// abort markers, too. Tests use it to see what a transaction that must
+// stay invisible left in the log.
+func ReadUncommitted(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) []*kgo.Record {
+	t.Helper()
+	return readBelow(ctx, t, cl, topic, listOffsets(ctx, t, cl, topic, false), true)
+}
+
+// readBelow reads each partition of topic from its start to the end given,
+// read_committed unless uncommitted is set, keeping control records only
+// when it is (see ReadToEnd for why the reader asks for them either way).
+func readBelow(ctx context.Context, t testing.TB, cl *kgo.Client, topic string, ends map[int32]int64, uncommitted bool) []*kgo.Record {
+	t.Helper()
 	want := map[int32]int64{}
 	from := map[int32]kgo.Offset{}
-	for p, end := range settledEnds(ctx, t, cl, topic) {
+	for p, end := range ends {
 		if end > 0 {
 			want[p] = end
 			from[p] = kgo.NewOffset().AtStart()
@@ -53,7 +72,11 @@ func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) 
 	if len(want) == 0 {
 		return nil
 	}
-	reader, err := kafka.NewReader(cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords())
+	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords()}
+	if uncommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	}
+	reader, err := kafka.NewReader(cl, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +93,7 @@ func ReadToEnd(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) 
 			if !ok {
 				return
 			}
-			if r.Offset < end && !r.Attrs.IsControl() {
+			if r.Offset < end && (uncommitted || !r.Attrs.IsControl()) {
 				out = append(out, r)
 			}
 			if r.Offset+1 >= end {

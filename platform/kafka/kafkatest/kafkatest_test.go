@@ -91,6 +91,20 @@ func TestReadToEndReadsPlainAndTransactionalPartitions(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read %v, want %v", got, want)
 	}
+
+	// Read uncommitted, the log holds the aborted records and every marker.
+	all := map[int32]string{}
+	for _, r := range ReadUncommitted(testContext(t), t, cl, topic) {
+		if r.Attrs.IsControl() {
+			all[r.Partition] += "|"
+			continue
+		}
+		all[r.Partition] += string(r.Value)
+	}
+	want = map[int32]string{0: "ab", 1: "cd|aborted|e|", 2: "f|aborted|"}
+	if fmt.Sprint(all) != fmt.Sprint(want) {
+		t.Fatalf("read uncommitted %v, want %v", all, want)
+	}
 }
 
 // fatalRecorder stops the goroutine that calls Fatalf and keeps the
