@@ -8,17 +8,27 @@ GO      ?= go
 TESTFLAGS ?= -race -count=1 -timeout 20m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run run-kafka test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
+.PHONY: run run-kafka build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
 
+# run installs the PostgreSQL server binaries the private cluster needs
+# when they are missing, then builds and starts the stack.
 run:
-	$(GO) run ./deploy/cmd/exchange
+	@bash scripts/ensure-postgres.sh
+	@$(MAKE) --no-print-directory build-exchange
+	./bin/exchange
 
 # The same dev stack on a local Apache Kafka broker (the pinned version,
-# one KRaft node from the jars scripts/ensure-kafka.sh resolves) instead of
-# the in-process kfake.
+# one KRaft node from the jars scripts/ensure-kafka.sh resolves, after
+# installing Java and Maven when missing) instead of the in-process kfake.
 run-kafka:
+	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-kafka.sh >/dev/null
-	EMBEDDED_KAFKA=apache $(GO) run ./deploy/cmd/exchange
+	@$(MAKE) --no-print-directory build-exchange
+	EMBEDDED_KAFKA=apache ./bin/exchange
+
+build-exchange:
+	@test -x bin/exchange || echo "building bin/exchange (the first build on a fresh machine downloads and compiles every module: a few minutes)"
+	@$(GO) build -o bin/exchange ./deploy/cmd/exchange
 
 test: deps test-gowork-off test-go test-e2e
 

@@ -9,7 +9,11 @@
 # Idempotent and quiet on success; on failure it prints apt's output.
 set -euo pipefail
 
-if compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
+# Where Debian's packages put the server; ENSURE_POSTGRES_GLOB moves the
+# lookup, for the test of this script.
+server_glob=${ENSURE_POSTGRES_GLOB:-/usr/lib/postgresql/*/bin/postgres}
+
+if compgen -G "$server_glob" >/dev/null; then
 	exit 0
 fi
 
@@ -37,6 +41,7 @@ run() {
 
 apt_install=(apt-get install -y --no-install-recommends -o Dpkg::Options::=--force-confold)
 
+echo "ensure-postgres: installing Debian's PostgreSQL server package (once; later runs find it)" >&2
 run apt-get update
 # postgresql-common first: its createcluster.conf decides whether installing
 # a server version creates the "main" cluster.
@@ -44,7 +49,7 @@ run "${apt_install[@]}" postgresql-common
 run pg_conftool /etc/postgresql-common/createcluster.conf set create_main_cluster false
 run "${apt_install[@]}" postgresql
 
-if ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
-	echo "ensure-postgres: installed postgresql but found no /usr/lib/postgresql/*/bin/postgres" >&2
+if ! compgen -G "$server_glob" >/dev/null; then
+	echo "ensure-postgres: installed postgresql but found no $server_glob" >&2
 	exit 1
 fi
