@@ -109,7 +109,9 @@ async function watchATrade() {
   const rows = page.locator('tbody[data-family="wholeBlock"] [data-testid="market-row"]');
   const instrument = await rows.last().getAttribute('data-instrument');
   const row = page.locator(`[data-testid="market-row"][data-instrument="${instrument}"]`);
-  await row.scrollIntoViewIfNeeded();
+  // click scrolls the row into view itself, and finds the row again when
+  // the list re-renders under it (a market opening), where a separate
+  // scroll could hold a row that was just replaced.
   await row.click();
   await page.waitForFunction((id) => document.querySelector('[data-testid="selected-instrument"]').textContent === id,
     instrument, { timeout: 60_000 });
