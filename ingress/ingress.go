@@ -83,7 +83,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingress: %w", err)
 	}
-	verifier := auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Logger: deps.Logger})
+	verifier := auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Revoked: auth.PostgresRevocations(deps.Pool), Logger: deps.Logger})
 	if err := verifier.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("ingress: %w", err)
 	}

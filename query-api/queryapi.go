@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}
 	needsDB := httpx.Needs("postgres", deps.DBErr)
 	s.ref.Register(engine, needsDB)
-	s.keys = auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Logger: deps.Logger})
+	s.keys = auth.NewVerifier(auth.VerifierConfig{Keys: auth.PostgresKeys(deps.Pool), Revoked: auth.PostgresRevocations(deps.Pool), Logger: deps.Logger})
 	if err := s.keys.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("query-api: %w", err)
 	}

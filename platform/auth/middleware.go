@@ -62,6 +62,8 @@ func describe(err error) string {
 		return "access token has expired; refresh the session"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued), errors.Is(err, jwt.ErrTokenNotValidYet):
 		return "access token is not valid yet"
+	case errors.Is(err, ErrRevoked):
+		return "the login session of this access token was revoked; log in again"
 	case errors.Is(err, ErrUnknownKey):
 		return "access token is signed with an unknown key"
 	case errors.Is(err, jwt.ErrTokenMalformed):

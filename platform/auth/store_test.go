@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -138,5 +139,76 @@ func TestLoadKeysRefusesABadRow(t *testing.T) {
 	}
 	if ks, err := LoadKeys(t.Context(), pool); err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("LoadKeys with an unreadable row: %v %v", ks, err)
+	}
+}
+
+// TestRevokedSessionIsRefusedWithinASecond: once a session is revoked
+// (logout, or a refresh credential used twice), its access token, valid
+// and already cached, is refused within a second by a running verifier,
+// and the tokens of other sessions keep working; a verifier started after
+// the revocation refuses it from its first reload.
+func TestRevokedSessionIsRefusedWithinASecond(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.New(t, migrations())
+	key := newKey(t)
+	kid := publish(t, pool, key)
+	var userID, kept, revoked int64
+	if err := pool.QueryRow(ctx, `INSERT INTO users (address) VALUES ('0x00000000000000000000000000000000000000aa') RETURNING user_id`).Scan(&userID); err != nil {
+		t.Fatal(err)
+	}
+	for _, sid := range []*int64{&kept, &revoked} {
+		if err := pool.QueryRow(ctx, `INSERT INTO sessions (user_id, user_agent, expires_at) VALUES ($1, 'test', now() + interval '1 hour') RETURNING session_id`, userID).Scan(sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &fixture{now: time.Now()}
+	token := func(sid int64) string {
+		c := f.claims(f.now)
+		c.User.UserID, c.SessionID = userID, sid
+		return f.sign(t, jwt.SigningMethodES256, key, kid, c)
+	}
+	keptTok, revokedTok := token(kept), token(revoked)
+
+	v := NewVerifier(VerifierConfig{Keys: PostgresKeys(pool), Revoked: PostgresRevocations(pool), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := v.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); v.Run(runCtx, time.Minute) }()
+	defer func() { stop(); <-done }()
+	for _, tok := range []string{keptTok, revokedTok} {
+		if _, err := v.Verify(ctx, tok); err != nil {
+			t.Fatalf("token of a live session: %v", err)
+		}
+	}
+
+	if _, err := pool.Exec(ctx, `UPDATE sessions SET revoked_at = now(), revoke_reason = 'logout' WHERE session_id = $1`, revoked); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		_, err := v.Verify(ctx, revokedTok)
+		if errors.Is(err, ErrRevoked) && errors.Is(err, ErrInvalidToken) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("token of a revoked session still verifies a second later: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := v.Verify(ctx, keptTok); err != nil {
+		t.Fatalf("token of another session after a revocation: %v", err)
+	}
+
+	fresh := NewVerifier(VerifierConfig{Keys: PostgresKeys(pool), Revoked: PostgresRevocations(pool), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := fresh.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.ReloadRevoked(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Verify(ctx, revokedTok); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("a fresh verifier accepts the token of a revoked session: %v", err)
 	}
 }

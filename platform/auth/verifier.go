@@ -27,14 +27,25 @@ type VerifierConfig struct {
 	// forged kids cannot turn into a stream of database queries; default 1s.
 	MinReload time.Duration
 	Now       func() time.Time // default time.Now; tests move the clock
+	// Revoked lists the login sessions that were revoked (logout, reuse of
+	// a refresh credential); their tokens are refused although their
+	// signature and exp are fine. Nil checks no sessions.
+	Revoked RevocationSource
+	// RevokedRefresh is how often Revoked is read while Run runs, so a
+	// revocation takes effect within it without a query per request;
+	// default 500ms.
+	RevokedRefresh time.Duration
 }
 
 // Verifier checks access tokens.
 type Verifier struct {
-	cfg    VerifierConfig
-	keys   atomic.Pointer[KeySet]
-	cache  *tokenCache
-	parser *jwt.Parser
+	cfg  VerifierConfig
+	keys atomic.Pointer[KeySet]
+	// revoked is the set of revoked session ids, replaced whole by each
+	// reload and read without a lock on every request.
+	revoked atomic.Pointer[map[int64]struct{}]
+	cache   *tokenCache
+	parser  *jwt.Parser
 
 	reloadMu sync.Mutex // serialises reloads; lastMiss is read under it
 	lastMiss time.Time  // last reload caused by an unknown kid
@@ -45,6 +56,7 @@ type Verifier struct {
 var (
 	ErrInvalidToken = errors.New("invalid access token")
 	ErrUnknownKey   = errors.New("unknown signing key")
+	ErrRevoked      = errors.New("the login session was revoked")
 )
 
 // NewVerifier returns a verifier with no keys; call Reload before use.
@@ -57,6 +69,9 @@ func NewVerifier(cfg VerifierConfig) *Verifier {
 	}
 	if cfg.MinReload <= 0 {
 		cfg.MinReload = time.Second
+	}
+	if cfg.RevokedRefresh <= 0 {
+		cfg.RevokedRefresh = 500 * time.Millisecond
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -71,6 +86,8 @@ func NewVerifier(cfg VerifierConfig) *Verifier {
 	)
 	empty := KeySet{}
 	v.keys.Store(&empty)
+	none := map[int64]struct{}{}
+	v.revoked.Store(&none)
 	return v
 }
 
@@ -100,15 +117,31 @@ func (v *Verifier) reloadLocked(ctx context.Context) error {
 	return nil
 }
 
-// Run reloads the keys every interval until ctx ends, so keys published
-// or retired by other processes are picked up.
+// Run reloads the keys every interval, and the revoked sessions every
+// RevokedRefresh, until ctx ends, so keys published or retired and
+// sessions revoked by other processes are picked up.
 func (v *Verifier) Run(ctx context.Context, interval time.Duration) {
+	var wg sync.WaitGroup
+	wg.Go(func() { v.runRevocations(ctx) })
 	serve.Every(ctx, interval, v.Reload, func(err error) { v.cfg.Logger.Warn("reload signing keys", "error", err) })
+	wg.Wait()
 }
 
 // Verify returns the claims of a valid access token. A token verified
-// before is answered from the cache until its exp.
+// before is answered from the cache until its exp; the session of every
+// token, cached or not, is checked against the revoked ones.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
+	c, err := v.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if v.isRevoked(c) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, ErrRevoked)
+	}
+	return c, nil
+}
+
+func (v *Verifier) verify(ctx context.Context, token string) (*Claims, error) {
 	now := v.cfg.Now()
 	if c := v.cache.get(token, now); c != nil {
 		return c, nil

@@ -1,0 +1,76 @@
+package ingress_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/settler/schema"
+)
+
+// TestRevokedSessionsAccessTokensStopWorking: logout and the reuse of a
+// rotated refresh credential revoke the session, and from then on its
+// access tokens are refused on private REST routes within a second
+// (docs/api.md "Access tokens"), not only at their exp.
+func TestRevokedSessionsAccessTokensStopWorking(t *testing.T) {
+	s := &loginStack{t: t, pool: pgtest.New(t, schema.Migrations()), key: newSigningKey(t)}
+	svc, err := newAuthService(t, s.pool, s.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.handler = svc.Handler()
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = svc.Run(ctx) }()
+	defer func() { stop(); <-done }()
+
+	update := func(token string) reply {
+		return s.post("/api/v1/user/update", map[string]string{"displayName": "Bob"}, false, bearer(token))
+	}
+	refusedWithinASecond := func(what, token string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Second)
+		for {
+			r := update(token)
+			if r.status == 401 && r.body.Code == 1 && r.header.Get("WWW-Authenticate") == "Bearer" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the access token still works a second later: %d %s", what, r.status, r.raw)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	// Logout.
+	{
+		sess := s.session(s.login(newLoginWallet(t), "/api/v1", false))
+		if r := update(sess.AccessToken.Token); r.status != 200 {
+			t.Fatalf("before logout: %d %s", r.status, r.raw)
+		}
+		if r := s.post("/api/v1/user/logout", nil, false, bearer(sess.AccessToken.Token)); r.status != 200 {
+			t.Fatalf("logout: %d %s", r.status, r.raw)
+		}
+		refusedWithinASecond("after logout", sess.AccessToken.Token)
+	}
+
+	// A rotated refresh credential used again.
+	{
+		v := s.login(newLoginWallet(t), "/api/v1", false)
+		first := v.cookie()
+		ref := s.post("/api/v1/user/login/refresh", map[string]string{"refreshToken": first.Value}, false, nil)
+		if ref.status != 200 {
+			t.Fatalf("refresh: %d %s", ref.status, ref.raw)
+		}
+		other := s.session(ref)
+		if r := update(other.AccessToken.Token); r.status != 200 {
+			t.Fatalf("before the reuse: %d %s", r.status, r.raw)
+		}
+		if r := s.post("/api/v1/user/login/refresh", map[string]string{"refreshToken": first.Value}, false, nil); r.status != 401 {
+			t.Fatalf("reuse of a rotated credential: %d %s", r.status, r.raw)
+		}
+		refusedWithinASecond("after the reuse", other.AccessToken.Token)
+		refusedWithinASecond("the first token after the reuse", s.session(v).AccessToken.Token)
+	}
+}
