@@ -33,9 +33,9 @@ var ErrUnknownKey = errors.New("unknown or revoked API key")
 type Identity struct {
 	Address string   // the account (lower-case 0x hex)
 	KeyHash string   // hex SHA-256 of the key: identifies it without revealing it
-	Roles   []string // RoleOriginator and RoleSearcher, or only RoleRefundRead when Partners is not empty
-	// Partners are the originators whose refunds a refund-read subaccount
-	// may read, besides its own.
+	Roles   []string // RoleOriginator and RoleSearcher, and RoleRefundRead when Partners is not empty
+	// Partners are the originators whose refunds the account agreed to
+	// read, besides its own.
 	Partners []string
 	IssuedAt time.Time
 }
@@ -116,7 +116,7 @@ func (s *KeyStore) Lookup(ctx context.Context, key string) (Identity, error) {
 	var id Identity
 	err := s.pool.QueryRow(ctx, `
 		SELECT k.address, k.created_at,
-		       COALESCE((SELECT array_agg(r.partner ORDER BY r.partner) FROM orderflow_refund_readers r WHERE r.reader = k.address), '{}')
+		       COALESCE((SELECT array_agg(r.partner ORDER BY r.partner) FROM orderflow_refund_readers r WHERE r.reader = k.address AND r.accepted_at IS NOT NULL), '{}')
 		FROM orderflow_api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL`, h).
 		Scan(&id.Address, &id.IssuedAt, &id.Partners)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -130,12 +130,12 @@ func (s *KeyStore) Lookup(ctx context.Context, key string) (Identity, error) {
 	return id, nil
 }
 
-// rolesOf is the roles of an account that reads the refunds of partners:
-// an account some originator made its refund reader is a refund-read-only
-// subaccount; any other account originates and searches.
+// rolesOf is the roles of an account that reads the refunds of partners.
+// Every account originates and searches; reading for partners only adds
+// refund-read, so no one can take an account's roles by naming it.
 func rolesOf(partners []string) []string {
 	if len(partners) > 0 {
-		return []string{RoleRefundRead}
+		return []string{RoleOriginator, RoleSearcher, RoleRefundRead}
 	}
 	return []string{RoleOriginator, RoleSearcher}
 }
@@ -181,7 +181,8 @@ func (s *KeyStore) Live(ctx context.Context, keyHashes []string) (map[string]boo
 	return out, nil
 }
 
-// AddRefundReader lets reader read partner's refunds.
+// AddRefundReader offers reader the reading of partner's refunds; the
+// offer counts once the reader accepts it (AcceptRefundReader).
 func (s *KeyStore) AddRefundReader(ctx context.Context, partner, reader string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO orderflow_accounts (address) VALUES ($1) ON CONFLICT DO NOTHING`, reader); err != nil {
@@ -196,9 +197,18 @@ func (s *KeyStore) AddRefundReader(ctx context.Context, partner, reader string) 
 	return nil
 }
 
-// RemoveRefundReader ends reader's reading of partner's refunds and says
-// whether it was a reader. Once it reads for no partner, the account
-// originates and searches again.
+// AcceptRefundReader is reader agreeing to read partner's refunds; it
+// says whether partner had offered it. Accepting twice is a no-op.
+func (s *KeyStore) AcceptRefundReader(ctx context.Context, partner, reader string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE orderflow_refund_readers SET accepted_at = COALESCE(accepted_at, now()) WHERE partner = $1 AND reader = $2`, partner, reader)
+	if err != nil {
+		return false, fmt.Errorf("accept refund reader: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// RemoveRefundReader ends reader's reading of partner's refunds, or the
+// offer of it, and says whether there was one. Either side may remove it.
 func (s *KeyStore) RemoveRefundReader(ctx context.Context, partner, reader string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM orderflow_refund_readers WHERE partner = $1 AND reader = $2`, partner, reader)
 	if err != nil {

@@ -40,6 +40,8 @@ func (a *Accounts) Handler() http.Handler {
 	mux.HandleFunc("/v1/auth/api-keys/revoke", a.only(http.MethodPost, a.bearer(a.revoke)))
 	mux.HandleFunc("/v1/auth/refund-readers", a.only(http.MethodPost, a.bearer(a.addReader)))
 	mux.HandleFunc("/v1/auth/refund-readers/remove", a.only(http.MethodPost, a.bearer(a.removeReader)))
+	mux.HandleFunc("/v1/auth/refund-partners/accept", a.only(http.MethodPost, a.bearer(a.acceptPartner)))
+	mux.HandleFunc("/v1/auth/refund-partners/remove", a.only(http.MethodPost, a.bearer(a.leavePartner)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, 1001, "error.notFound", "no such orderflow endpoint: "+r.URL.Path)
 	})
@@ -203,8 +205,10 @@ func (a *Accounts) revoke(w http.ResponseWriter, r *http.Request, id of.Identity
 	ok200(w, map[string]any{"revoked": true, "keyId": id.KeyHash[:16]})
 }
 
+// addReader offers the named account the reading of the caller's refunds;
+// it reads them only once it accepts with its own key (acceptPartner).
 func (a *Accounts) addReader(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
-	reader, ok := a.readerBody(w, r, id)
+	reader, ok := otherAccount(w, r, id)
 	if !ok {
 		return
 	}
@@ -212,43 +216,66 @@ func (a *Accounts) addReader(w http.ResponseWriter, r *http.Request, id of.Ident
 		a.internal(w, err)
 		return
 	}
-	a.keys.ForgetAddress(reader)
-	ok200(w, map[string]any{"partner": id.Address, "reader": reader})
+	ok200(w, map[string]any{"partner": id.Address, "reader": reader, "accepted": false})
 }
 
 func (a *Accounts) removeReader(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
-	reader, ok := a.readerBody(w, r, id)
+	reader, ok := otherAccount(w, r, id)
 	if !ok {
 		return
 	}
-	removed, err := a.keys.Store().RemoveRefundReader(r.Context(), id.Address, reader)
+	a.remove(w, r, id.Address, reader)
+}
+
+// acceptPartner is the caller agreeing to read the refunds of the partner
+// that offered it; accepted is false when there was no offer.
+func (a *Accounts) acceptPartner(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
+	partner, ok := otherAccount(w, r, id)
+	if !ok {
+		return
+	}
+	accepted, err := a.keys.Store().AcceptRefundReader(r.Context(), partner, id.Address)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	a.keys.ForgetAddress(id.Address)
+	ok200(w, map[string]any{"partner": partner, "reader": id.Address, "accepted": accepted})
+}
+
+// leavePartner is the caller ending its reading of a partner's refunds.
+func (a *Accounts) leavePartner(w http.ResponseWriter, r *http.Request, id of.Identity, _ string) {
+	partner, ok := otherAccount(w, r, id)
+	if !ok {
+		return
+	}
+	a.remove(w, r, partner, id.Address)
+}
+
+func (a *Accounts) remove(w http.ResponseWriter, r *http.Request, partner, reader string) {
+	removed, err := a.keys.Store().RemoveRefundReader(r.Context(), partner, reader)
 	if err != nil {
 		a.internal(w, err)
 		return
 	}
 	a.keys.ForgetAddress(reader)
-	ok200(w, map[string]any{"partner": id.Address, "reader": reader, "removed": removed})
+	ok200(w, map[string]any{"partner": partner, "reader": reader, "removed": removed})
 }
 
-// readerBody reads {"address"} naming a refund reader of the caller;
-// a caller that reads refunds for others cannot name readers itself.
-func (a *Accounts) readerBody(w http.ResponseWriter, r *http.Request, id of.Identity) (string, bool) {
-	if !id.Has(of.RoleOriginator) {
-		fail(w, http.StatusForbidden, 1, "error.auth.denied", "a refund-read subaccount cannot manage refund readers")
-		return "", false
-	}
+// otherAccount reads {"address"} naming an account other than the caller.
+func otherAccount(w http.ResponseWriter, r *http.Request, id of.Identity) (string, bool) {
 	var body struct {
 		Address string `json:"address"`
 	}
 	if !readBody(w, r, &body) {
 		return "", false
 	}
-	reader, ok := address(body.Address)
-	if !ok || reader == id.Address {
+	other, ok := address(body.Address)
+	if !ok || other == id.Address {
 		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be another account's 0x address")
 		return "", false
 	}
-	return reader, true
+	return other, true
 }
 
 func (a *Accounts) internal(w http.ResponseWriter, err error) {
