@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -12,11 +13,15 @@ import (
 
 // Config configures the frame of one service.
 type Config struct {
-	Service       string        // name in logs and metrics, e.g. "query-api"
-	Logger        *slog.Logger  // required
-	Metrics       *Metrics      // nil: no request metrics
-	MaxInFlight   int           // concurrent requests before 429; default 1024
-	MaxBodyBytes  int64         // request body cap; default 1 MiB
+	Service      string       // name in logs and metrics, e.g. "query-api"
+	Logger       *slog.Logger // required
+	Metrics      *Metrics     // nil: no request metrics
+	MaxInFlight  int          // concurrent requests before 429; default 1024
+	MaxBodyBytes int64        // request body cap; default 1 MiB
+	// BodyTimeout is how long a request's body may take to arrive, from
+	// when its handler chain starts; default 10s. Bodies are read whole
+	// before MaxInFlight counts the request.
+	BodyTimeout   time.Duration
 	DBPool        *pgxpool.Pool // nil: no database-pressure check
 	DBQueueFactor int           // requests waiting per pool connection before 429; default 4
 	// QueuedRoutes are route paths (as registered, e.g.
@@ -38,6 +43,9 @@ func (c *Config) applyDefaults() error {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = 10 * time.Second
+	}
 	if c.DBQueueFactor <= 0 {
 		c.DBQueueFactor = 4
 	}
@@ -46,7 +54,8 @@ func (c *Config) applyDefaults() error {
 
 // NewEngine returns a gin engine with the frame's middleware in order:
 // request id first (so every answer carries it), then observation, error
-// rendering, panic recovery, load shedding and the body cap. Routes are
+// rendering, panic recovery, the body (capped and read whole, so that a
+// slow sender is not counted as in flight), then load shedding. Routes are
 // added by the service.
 func NewEngine(cfg Config) (*gin.Engine, error) {
 	if err := cfg.applyDefaults(); err != nil {
@@ -63,8 +72,8 @@ func NewEngine(cfg Config) (*gin.Engine, error) {
 		observe(cfg.Logger.With("service", cfg.Service), cfg.Metrics),
 		renderErrors(),
 		recoverPanics(),
+		readBody(cfg.MaxBodyBytes, cfg.BodyTimeout),
 		lim.middleware(),
-		limitBody(cfg.MaxBodyBytes),
 	)
 	table := newRouteTable(cfg.Routes)
 	e.NoMethod(func(c *gin.Context) { methodNotAllowed(c, table) })

@@ -1,8 +1,12 @@
 package httpx
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -84,17 +88,48 @@ func recoverPanics() gin.HandlerFunc {
 	}
 }
 
-// limitBody caps request bodies. A declared length above the cap is
-// refused at once; a body that grows past it fails when it is decoded.
-func limitBody(max int64) gin.HandlerFunc {
+// readBody caps request bodies and reads them whole before the request
+// counts against MaxInFlight, so slow senders hold a goroutine for at most
+// timeout and never a place among the requests being served. A declared
+// length above the cap is refused at once, a body that grows past it is a
+// 400 and one that has not arrived within timeout a 408; the handlers then
+// read it from memory. The connection's read deadline is cleared once the
+// body is in, so a handler that runs longer is not cancelled by it.
+func readBody(max int64, timeout time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > max {
 			Fail(c, Invalid("request body of %d bytes exceeds the limit of %d bytes", c.Request.ContentLength, max))
 			return
 		}
-		if c.Request.Body != nil && c.Request.Body != http.NoBody {
-			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, max)
+		if c.Request.Body == nil || c.Request.Body == http.NoBody {
+			c.Next()
+			return
 		}
+		rc := http.NewResponseController(c.Writer)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported only on test recorders
+		body, err := readAll(http.MaxBytesReader(c.Writer, c.Request.Body, max), c.Request.ContentLength)
+		if err != nil {
+			Fail(c, bodyError(err, timeout))
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		c.Request.ContentLength = int64(len(body))
 		c.Next()
+	}
+}
+
+// bodyError tells the client why its body was not read.
+func bodyError(err error, timeout time.Duration) *Error {
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return Invalid("request body exceeds the limit of %d bytes", tooBig.Limit)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return &Error{Status: http.StatusRequestTimeout, Code: CodeValidation, Key: "error.requestTimeout",
+			Message: fmt.Sprintf("request body did not arrive within %s", timeout)}
+	default:
+		return Invalid("request body could not be read: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -28,12 +29,24 @@ func Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// Deadlines of every request but a WebSocket upgrade, counted from when
+// its headers are in. They are set per request rather than as the
+// server's ReadTimeout and WriteTimeout so that the upgrade paths keep no
+// deadline: their sockets live for hours and keep their own ping/pong
+// deadlines. The httpx frame tightens the body's: it reads bodies whole
+// within its BodyTimeout (10s) before serving them.
+const (
+	HeaderTimeout = 10 * time.Second // request line and headers
+	BodyTimeout   = 30 * time.Second // the body, for handlers outside the httpx frame
+	WriteTimeout  = 60 * time.Second // the whole answer, handler's work included
+)
+
 // HTTP serves h on ln until ctx ends, then stops accepting and waits up to
 // grace for in-flight requests to finish.
 func HTTP(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration) error {
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           WithDeadlines(h, BodyTimeout, WriteTimeout),
+		ReadHeaderTimeout: HeaderTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -53,6 +66,37 @@ func HTTP(ctx context.Context, ln net.Listener, h http.Handler, grace time.Durat
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
 	}
 	return nil
+}
+
+// WithDeadlines sets the read deadline body and the write deadline write
+// (HTTP uses BodyTimeout and WriteTimeout) on every request's connection except a WebSocket upgrade
+// (GET with Upgrade: websocket), so a client that sends its body or reads
+// its answer slowly cannot hold a connection and a goroutine for long.
+func WithDeadlines(h http.Handler, body, write time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isWebSocketUpgrade(r) {
+			rc := http.NewResponseController(w)
+			now := time.Now()
+			// Errors mean the writer cannot set deadlines (test recorders).
+			_ = rc.SetReadDeadline(now.Add(body))
+			_ = rc.SetWriteDeadline(now.Add(write))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func isWebSocketUpgrade(r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // HealthcheckMain implements the `-healthcheck` flag of every binary: it
