@@ -26,7 +26,7 @@ type AuthConfig struct {
 	SessionTTL     time.Duration // AUTH_SESSION_TTL: session lifetime from login (168h)
 	NonceTTL       time.Duration // AUTH_NONCE_TTL: login challenge lifetime (5m)
 	RatePerIP      login.Rate    // AUTH_LOGIN_RATE_PER_IP / AUTH_LOGIN_BURST_PER_IP (60/min, 30)
-	RatePerAddress login.Rate    // AUTH_LOGIN_RATE_PER_ADDRESS / AUTH_LOGIN_BURST_PER_ADDRESS (10/min, 10)
+	RatePerAddress login.Rate    // AUTH_LOGIN_RATE_PER_ADDRESS / AUTH_LOGIN_BURST_PER_ADDRESS (10/min, 10): proven logins
 	ClientIPHeader string        // AUTH_CLIENT_IP_HEADER: header a trusted gateway puts the client IP in
 	KeysRefresh    time.Duration // AUTH_KEYS_REFRESH: how often verification keys are reloaded (30s)
 }

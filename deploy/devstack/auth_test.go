@@ -482,25 +482,28 @@ func TestProfileValidation(t *testing.T) {
 	}
 }
 
+// TestLoginIsRateLimited: challenges for an address spend none of its
+// logins; proven logins do, and the third within the burst is refused.
 func TestLoginIsRateLimited(t *testing.T) {
 	dir := worldTempDir(t)
 	s := startStackWith(t, dir, map[string]string{"AUTH_LOGIN_RATE_PER_ADDRESS": "1", "AUTH_LOGIN_BURST_PER_ADDRESS": "2"})
 	c := client{t: t, base: s.Addresses().REST}
 	w := newWallet(t)
-	form := url.Values{"addr": {w.addr}}
-	for i := 0; i < 2; i++ {
-		if a := c.do("POST", "/api/v1/user/login", form, nil); a.status != 200 {
-			t.Fatalf("attempt %d: %d %s", i, a.status, a.raw)
+	for i := 0; i < 5; i++ {
+		if a := c.do("POST", "/api/v1/user/login", url.Values{"addr": {w.addr}}, nil); a.status != 200 {
+			t.Fatalf("unproven attempt %d: %d %s", i, a.status, a.raw)
 		}
 	}
-	a := c.do("POST", "/api/v1/user/login", form, nil)
+	for i := 0; i < 2; i++ {
+		w.login(t, c)
+	}
+	ch := w.challenge(t, c)
+	a := c.do("POST", "/api/v1/user/login/verify", url.Values{"addr": {w.addr}, "nonceHash": {ch.NonceHash}, "signature": {w.sign(t, ch.EIP712Message)}}, nil)
 	if a.status != 429 || a.body.Code != 20 || a.header.Get("Retry-After") == "" || a.header.Get("Retry-After") == "0" {
-		t.Fatalf("third attempt: %d %s %v", a.status, a.raw, a.header)
+		t.Fatalf("third proven login: %d %s %v", a.status, a.raw, a.header)
 	}
 	// Another address from the same client still may.
-	if a := c.do("POST", "/api/v1/user/login", url.Values{"addr": {newWallet(t).addr}}, nil); a.status != 200 {
-		t.Fatalf("other address: %d", a.status)
-	}
+	newWallet(t).login(t, c)
 	s2 := startStackWith(t, worldTempDir(t), map[string]string{"AUTH_LOGIN_RATE_PER_IP": "1", "AUTH_LOGIN_BURST_PER_IP": "1"})
 	c2 := client{t: t, base: s2.Addresses().REST}
 	c2.do("POST", "/api/v1/user/login", url.Values{"addr": {newWallet(t).addr}}, nil)

@@ -37,6 +37,16 @@ func newLimiter(r Rate, max int, now func() time.Time) *limiter {
 
 // allow takes one token for key, or tells how long until one is there.
 func (l *limiter) allow(key string) (bool, time.Duration) {
+	return l.take(key, true)
+}
+
+// has tells whether key has a token, as allow would, without taking it
+// and without keeping a bucket for a key that has none yet.
+func (l *limiter) has(key string) (bool, time.Duration) {
+	return l.take(key, false)
+}
+
+func (l *limiter) take(key string, spend bool) (bool, time.Duration) {
 	if l.rate.PerMinute <= 0 {
 		return true, 0
 	}
@@ -46,6 +56,9 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	b, ok := l.m[key]
 	if !ok {
+		if !spend {
+			return true, 0
+		}
 		if len(l.m) >= l.max {
 			l.sweep(now, perSec)
 		}
@@ -55,7 +68,9 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	b.tokens = math.Min(l.rate.Burst, b.tokens+now.Sub(b.at).Seconds()*perSec)
 	b.at = now
 	if b.tokens >= 1 {
-		b.tokens--
+		if spend {
+			b.tokens--
+		}
 		return true, 0
 	}
 	return false, time.Duration((1 - b.tokens) / perSec * float64(time.Second))

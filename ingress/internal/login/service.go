@@ -38,7 +38,7 @@ type Config struct {
 	Host           string        // the typed data's message.domain; "" = the request's Host
 	NonceTTL       time.Duration // how long a login challenge stays valid (5m)
 	SessionTTL     time.Duration // how long a session lasts from login (7 days)
-	RatePerAddress Rate          // login and verify attempts per address
+	RatePerAddress Rate          // proven logins (verifies whose signature holds) per address
 	RatePerIP      Rate          // login, verify and refresh attempts per client IP
 	ClientIPHeader string        // header a trusted gateway puts the client IP in; "" = the peer address
 }
@@ -106,9 +106,15 @@ func (s *Service) clientIP(c *gin.Context) string {
 	return host
 }
 
-// limit takes a token from each bucket; the first empty one refuses.
+// limit takes a token from l's bucket of key, or refuses when it is empty.
 func limit(l *limiter, key, what string) error {
 	ok, wait := l.allow(key)
+	return tooMany(ok, wait, what)
+}
+
+// tooMany is the 429 of an empty bucket (wait until its next token), or
+// nil when ok.
+func tooMany(ok bool, wait time.Duration, what string) error {
 	if ok {
 		return nil
 	}
@@ -125,7 +131,7 @@ func (s *Service) login(c *gin.Context) {
 	}
 	in, err := ParseLogin(v)
 	if err == nil {
-		err = s.limitLogin(c, in.Address)
+		err = limit(s.byIP, s.clientIP(c), "client address")
 	}
 	if err != nil {
 		httpx.Fail(c, err)
@@ -156,11 +162,16 @@ func (s *Service) login(c *gin.Context) {
 	httpx.Fail(c, errors.New("no free login nonce after 8 draws"))
 }
 
-func (s *Service) limitLogin(c *gin.Context, addr string) error {
+// limitVerify refuses a verify when the client IP's bucket is empty or
+// the address has used up its logins. It takes no token from the address:
+// only a verify whose signature holds takes one, so no one can
+// spend an address's logins without its key.
+func (s *Service) limitVerify(c *gin.Context, addr string) error {
 	if err := limit(s.byIP, s.clientIP(c), "client address"); err != nil {
 		return err
 	}
-	return limit(s.byAddr, addr, "wallet address")
+	ok, wait := s.byAddr.has(addr)
+	return tooMany(ok, wait, "wallet address")
 }
 
 // verify checks the signature of a login challenge and starts a session.
@@ -173,7 +184,7 @@ func (s *Service) verify(prefix string) gin.HandlerFunc {
 		}
 		in, err := ParseVerify(v, c.GetHeader("User-Agent"))
 		if err == nil {
-			err = s.limitLogin(c, in.Address)
+			err = s.limitVerify(c, in.Address)
 		}
 		if err != nil {
 			httpx.Fail(c, err)
@@ -184,6 +195,7 @@ func (s *Service) verify(prefix string) gin.HandlerFunc {
 			httpx.Fail(c, err)
 			return
 		}
+		s.byAddr.allow(in.Address) // a proven login: the address's own allowance
 		s.answerWithToken(c, prefix, userID, sid, refresh, int(s.cfg.SessionTTL.Seconds()), false)
 	}
 }
