@@ -1,0 +1,88 @@
+package login
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Rate is a token bucket: Burst attempts at once, refilled at PerMinute.
+type Rate struct {
+	PerMinute float64
+	Burst     float64
+}
+
+// limiter keeps one token bucket per key (a client IP or an address) in
+// the memory of this process: with N ingress replicas a client gets up to
+// N times the rate, which still bounds signature checks and nonce rows.
+// The map is bounded: when full, buckets that have refilled completely
+// (clients that are not limited right now) are dropped first.
+type limiter struct {
+	rate Rate
+	max  int
+	now  func() time.Time
+
+	mu sync.Mutex // guards m and every bucket in it
+	m  map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newLimiter(r Rate, max int, now func() time.Time) *limiter {
+	return &limiter{rate: r, max: max, now: now, m: make(map[string]*bucket)}
+}
+
+// allow takes one token for key, or tells how long until one is there.
+func (l *limiter) allow(key string) (bool, time.Duration) {
+	return l.take(key, true)
+}
+
+// has tells whether key has a token, as allow would, without taking it
+// and without keeping a bucket for a key that has none yet.
+func (l *limiter) has(key string) (bool, time.Duration) {
+	return l.take(key, false)
+}
+
+func (l *limiter) take(key string, spend bool) (bool, time.Duration) {
+	if l.rate.PerMinute <= 0 {
+		return true, 0
+	}
+	now := l.now()
+	perSec := l.rate.PerMinute / 60
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.m[key]
+	if !ok {
+		if !spend {
+			return true, 0
+		}
+		if len(l.m) >= l.max {
+			l.sweep(now, perSec)
+		}
+		b = &bucket{tokens: l.rate.Burst, at: now}
+		l.m[key] = b
+	}
+	b.tokens = math.Min(l.rate.Burst, b.tokens+now.Sub(b.at).Seconds()*perSec)
+	b.at = now
+	if b.tokens >= 1 {
+		if spend {
+			b.tokens--
+		}
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / perSec * float64(time.Second))
+}
+
+func (l *limiter) sweep(now time.Time, perSec float64) {
+	for k, b := range l.m {
+		if b.tokens+now.Sub(b.at).Seconds()*perSec >= l.rate.Burst {
+			delete(l.m, k)
+		}
+	}
+	if len(l.m) >= l.max {
+		clear(l.m) // a flood of distinct keys: forget rather than grow
+	}
+}
