@@ -29,6 +29,7 @@ type AuthConfig struct {
 	RatePerAddress login.Rate    // AUTH_LOGIN_RATE_PER_ADDRESS / AUTH_LOGIN_BURST_PER_ADDRESS (10/min, 10): proven logins
 	ClientIPHeader string        // AUTH_CLIENT_IP_HEADER: header a trusted gateway puts the client IP in
 	KeysRefresh    time.Duration // AUTH_KEYS_REFRESH: how often verification keys are reloaded (30s)
+	NonceSweep     time.Duration // AUTH_NONCE_SWEEP: how often expired login challenges are deleted (1m)
 }
 
 // AuthConfigFromEnv reads AuthConfig. The signing key comes from
@@ -52,6 +53,7 @@ func AuthConfigFromEnv(r *config.Reader) AuthConfig {
 		},
 		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
 		KeysRefresh:    r.Duration("AUTH_KEYS_REFRESH", 30*time.Second, time.Second, time.Hour),
+		NonceSweep:     r.Duration("AUTH_NONCE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
 	}
 	file, text := r.String("AUTH_SIGNING_KEY_FILE", ""), r.String("AUTH_SIGNING_KEY", "")
 	switch {

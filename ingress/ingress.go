@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,7 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/ingress/internal/sweep"
 	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
@@ -56,6 +58,8 @@ type Service struct {
 	cfg      Config
 	engine   *gin.Engine
 	verifier *auth.Verifier
+	logins   *login.Service
+	log      *slog.Logger
 	outbox   *outbox.Outbox
 	orders   *trading.Service
 }
@@ -95,7 +99,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	}, deps.Pool, login.NewSigner(a.SigningKey, kid, a.AccessTTL))
 	logins.Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr))
 	deps.Logger.Info("access tokens signed", "kid", kid)
-	svc := &Service{cfg: cfg, engine: engine, verifier: verifier}
+	svc := &Service{cfg: cfg, engine: engine, verifier: verifier, logins: logins, log: deps.Logger}
 	if deps.Kafka != nil {
 		kafkaErr := deps.KafkaErr
 		if kafkaErr == nil {
@@ -124,8 +128,9 @@ func DepositWatcher(cfg chainwatch.Config, chain chainwatch.Chain, deps Deps) (*
 	return chainwatch.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
 }
 
-// Run keeps the verification keys fresh, relays unpublished commands and
-// follows the markets of the log until ctx ends.
+// Run keeps the verification keys fresh, deletes expired login
+// challenges, relays unpublished commands and follows the markets of the
+// log until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if s.outbox != nil {
@@ -135,7 +140,19 @@ func (s *Service) Run(ctx context.Context) error {
 		g.Go(func() error { return s.orders.Run(ctx) })
 	}
 	g.Go(func() error { s.verifier.Run(ctx, s.cfg.Auth.KeysRefresh); return nil })
+	g.Go(func() error {
+		sweep.Every(ctx, s.nonceSweep(), "login_nonces", s.logins.DeleteExpiredNonces, s.log)
+		return nil
+	})
 	return g.Wait()
+}
+
+// nonceSweep is AUTH_NONCE_SWEEP, a minute when unset.
+func (s *Service) nonceSweep() time.Duration {
+	if s.cfg.Auth.NonceSweep <= 0 {
+		return time.Minute
+	}
+	return s.cfg.Auth.NonceSweep
 }
 
 // Handler is the REST handler of the service.

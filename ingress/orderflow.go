@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress/internal/flow"
+	"blockspace.exchange/ingress/internal/ratelimit"
+	"blockspace.exchange/ingress/internal/sweep"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/jsonrpc"
@@ -31,6 +33,16 @@ type OrderflowConfig struct {
 	// KeyTTL is how long a looked-up API key is trusted (500ms): a revoked
 	// key stops working within it.
 	KeyTTL time.Duration
+	// ChallengeRate limits GET /v1/auth/challenge per client IP
+	// (ORDERFLOW_CHALLENGE_RATE_PER_IP / ORDERFLOW_CHALLENGE_BURST_PER_IP,
+	// 30/min, 10; rate 0 disables).
+	ChallengeRate ratelimit.Rate
+	// ClientIPHeader is the header a trusted gateway puts the client IP in
+	// (AUTH_CLIENT_IP_HEADER); "" = the peer address.
+	ClientIPHeader string
+	// ChallengeSweep is how often expired challenges are deleted
+	// (ORDERFLOW_CHALLENGE_SWEEP, 1m).
+	ChallengeSweep time.Duration
 }
 
 // OrderflowConfigFromEnv reads ORDERFLOW_* variables.
@@ -41,6 +53,12 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 		MaxInFlight:          r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
 		DefaultRefundPercent: r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		KeyTTL:               r.Duration("ORDERFLOW_KEY_TTL", of.DefaultKeyTTL, 10*time.Millisecond, time.Second),
+		ChallengeRate: ratelimit.Rate{
+			PerMinute: float64(r.Int("ORDERFLOW_CHALLENGE_RATE_PER_IP", 30, 0, 1<<30)),
+			Burst:     float64(r.Int("ORDERFLOW_CHALLENGE_BURST_PER_IP", 10, 1, 1<<30)),
+		},
+		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
+		ChallengeSweep: r.Duration("ORDERFLOW_CHALLENGE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
 	}
 }
 
@@ -56,6 +74,9 @@ type OrderflowDeps struct {
 type Orderflow struct {
 	originator, searcher, accounts http.Handler
 	producer                       *kgo.Client
+	challenges                     *of.Challenges
+	sweepEvery                     time.Duration
+	log                            *slog.Logger
 }
 
 // NewOrderflow builds the three orderflow listeners of ingress. Its own
@@ -81,12 +102,29 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 		return jsonrpc.Handler(jsonrpc.Config{Service: name, Logger: deps.Logger, Metrics: metrics,
 			MaxBody: 4 << 20, MaxInFlight: cfg.MaxInFlight}, h)
 	}
+	challenges := of.NewChallenges(deps.Pool)
+	accounts := flow.NewAccounts(flow.AccountsConfig{Product: cfg.Product, ChainID: cfg.Environment.ChainID,
+		ChallengeRate: cfg.ChallengeRate, ClientIPHeader: cfg.ClientIPHeader}, keys, challenges, deps.Logger)
+	sweepEvery := cfg.ChallengeSweep
+	if sweepEvery <= 0 {
+		sweepEvery = time.Minute
+	}
 	return &Orderflow{
 		originator: rpc("originator", origin.Call),
 		searcher:   rpc("searcher", search.Call),
-		accounts:   flow.NewAccounts(cfg.Product, cfg.Environment.ChainID, keys, of.NewChallenges(deps.Pool), deps.Logger).Handler(),
+		accounts:   accounts.Handler(),
 		producer:   producer,
+		challenges: challenges,
+		sweepEvery: sweepEvery,
+		log:        deps.Logger,
 	}, nil
+}
+
+// Run deletes expired API-key challenges every ChallengeSweep until ctx
+// ends.
+func (o *Orderflow) Run(ctx context.Context) error {
+	sweep.Every(ctx, o.sweepEvery, "orderflow_challenges", o.challenges.DeleteExpired, o.log)
+	return nil
 }
 
 // OriginatorHandler serves {originator_url}.

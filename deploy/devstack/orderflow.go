@@ -108,6 +108,7 @@ func (s *Stack) orderflowLoops() []func(context.Context) error {
 	p := &s.of
 	return []func(context.Context) error{
 		p.relay.Run,
+		p.ingress.Run,
 		func(ctx context.Context) error { return p.chain.Run(ctx, s.cfg.DevBlockInterval, p.builder.Prepare) },
 	}
 }

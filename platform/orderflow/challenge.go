@@ -132,14 +132,39 @@ type Challenges struct {
 // NewChallenges returns the store on pool.
 func NewChallenges(pool *pgxpool.Pool) *Challenges { return &Challenges{pool: pool} }
 
-// Save stores c for later verification.
+// MaxChallengesPerAddress is how many unexpired challenges an address
+// keeps: issuing one more drops the oldest, so asking for challenges of
+// an address cannot grow the table past this, whoever asks.
+const MaxChallengesPerAddress = 8
+
+// Save stores c for later verification and drops the address's oldest
+// challenges beyond MaxChallengesPerAddress.
 func (s *Challenges) Save(ctx context.Context, c Challenge, expires time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO orderflow_challenges (nonce, address, expires_at) VALUES ($1, $2, $3)`,
-		c.Message.Nonce, c.Message.Address, expires)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO orderflow_challenges (nonce, address, expires_at) VALUES ($1, $2, $3)`,
+			c.Message.Nonce, c.Message.Address, expires); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			DELETE FROM orderflow_challenges WHERE nonce IN (
+				SELECT nonce FROM orderflow_challenges WHERE address = $1
+				ORDER BY expires_at DESC, nonce OFFSET $2)`, c.Message.Address, MaxChallengesPerAddress)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("save challenge: %w", err)
 	}
 	return nil
+}
+
+// DeleteExpired removes the challenges that expired before now, used or
+// not, and says how many there were.
+func (s *Challenges) DeleteExpired(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM orderflow_challenges WHERE expires_at < $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("delete expired challenges: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // ErrChallenge is a nonce that is unknown, used, expired or not the

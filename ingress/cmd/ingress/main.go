@@ -81,7 +81,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
-	loops = append(loops, func(ctx context.Context) error {
+	loops = append(loops, flow.Run, func(ctx context.Context) error {
 		<-ctx.Done()
 		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -5,30 +5,44 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
 )
 
+// AccountsConfig configures the account endpoints.
+type AccountsConfig struct {
+	Product string // names the EIP-712 domain "<Product> Orderflow"
+	ChainID int64  // typed-data domain chainId
+	// ChallengeRate limits challenges per client IP; each one is a row
+	// until it expires.
+	ChallengeRate  ratelimit.Rate
+	ClientIPHeader string // header a trusted gateway puts the client IP in; "" = the peer address
+}
+
 // Accounts serves {orderflow_url}/v1/auth/*: challenge, verify, account,
 // revoke, and refund-read subaccounts. Bodies use the REST envelope.
 type Accounts struct {
-	product string
-	chainID int64
-	keys    *of.Keys
-	chall   *of.Challenges
-	log     *slog.Logger
-	now     func() time.Time
+	cfg   AccountsConfig
+	keys  *of.Keys
+	chall *of.Challenges
+	byIP  *ratelimit.Limiter
+	log   *slog.Logger
+	now   func() time.Time
 }
 
 // NewAccounts returns the account endpoints.
-func NewAccounts(product string, chainID int64, keys *of.Keys, chall *of.Challenges, log *slog.Logger) *Accounts {
-	return &Accounts{product: product, chainID: chainID, keys: keys, chall: chall, log: log, now: time.Now}
+func NewAccounts(cfg AccountsConfig, keys *of.Keys, chall *of.Challenges, log *slog.Logger) *Accounts {
+	return &Accounts{cfg: cfg, keys: keys, chall: chall, log: log, now: time.Now,
+		byIP: ratelimit.New(cfg.ChallengeRate, 100_000, time.Now)}
 }
 
 // Handler routes the account paths.
@@ -90,14 +104,21 @@ type ChallengeResponse struct {
 	TypedData of.Challenge `json:"typedData"`
 }
 
+// challenge issues a challenge for an address: limited per client IP, and
+// the store keeps only an address's newest few (of.MaxChallengesPerAddress).
 func (a *Accounts) challenge(w http.ResponseWriter, r *http.Request) {
 	addr, ok := address(r.URL.Query().Get("address"))
 	if !ok {
 		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be a 0x account address")
 		return
 	}
+	if ok, wait := a.byIP.Allow(ratelimit.ClientIP(r, a.cfg.ClientIPHeader)); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		fail(w, http.StatusTooManyRequests, 20, "error.tooManyRequests", "too many challenges from this client address; retry later")
+		return
+	}
 	expires := a.now().Add(of.ChallengeTTL).Truncate(time.Millisecond)
-	c, err := of.NewChallenge(a.product, a.chainID, addr, expires)
+	c, err := of.NewChallenge(a.cfg.Product, a.cfg.ChainID, addr, expires)
 	if err == nil {
 		err = a.chall.Save(r.Context(), c, expires)
 	}
@@ -170,7 +191,7 @@ func (a *Accounts) verify(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, err)
 		return
 	}
-	digest, err := of.ChallengeFor(a.product, a.chainID, addr, req.Nonce, expires).Digest()
+	digest, err := of.ChallengeFor(a.cfg.Product, a.cfg.ChainID, addr, req.Nonce, expires).Digest()
 	if err != nil {
 		a.internal(w, err)
 		return

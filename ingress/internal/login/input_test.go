@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 
@@ -104,29 +103,6 @@ func TestTypedDataSignatureRecovers(t *testing.T) {
 	s[64] = 5
 	if _, err := recoverSigner(digest, s); err == nil {
 		t.Error("v=5 accepted")
-	}
-}
-
-func TestLimiter(t *testing.T) {
-	now := time.Unix(0, 0)
-	l := newLimiter(Rate{PerMinute: 60, Burst: 2}, 3, func() time.Time { return now })
-	if ok, _ := l.allow("a"); !ok {
-		t.Fatal("first")
-	}
-	l.allow("a")
-	ok, wait := l.allow("a")
-	if ok || wait <= 0 || wait > time.Second {
-		t.Fatalf("third: %v %v", ok, wait)
-	}
-	now = now.Add(time.Second)
-	if ok, _ := l.allow("a"); !ok {
-		t.Fatal("after refill")
-	}
-	for _, k := range []string{"b", "c", "d", "e"} {
-		l.allow(k)
-	}
-	if len(l.m) > 3 {
-		t.Fatalf("limiter holds %d buckets", len(l.m))
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/users"
@@ -30,6 +30,9 @@ import (
 
 // CookieName is the refresh cookie of the interface.
 const CookieName = "x_auth_refresh_token"
+
+// Rate is a token bucket of login attempts.
+type Rate = ratelimit.Rate
 
 // Config is the login configuration.
 type Config struct {
@@ -48,8 +51,8 @@ type Service struct {
 	cfg    Config
 	db     store
 	signer *Signer
-	byAddr *limiter
-	byIP   *limiter
+	byAddr *ratelimit.Limiter
+	byIP   *ratelimit.Limiter
 	now    func() time.Time
 }
 
@@ -58,9 +61,15 @@ func New(cfg Config, pool *pgxpool.Pool, signer *Signer) *Service {
 	now := time.Now
 	return &Service{
 		cfg: cfg, db: store{pool: pool}, signer: signer, now: now,
-		byAddr: newLimiter(cfg.RatePerAddress, 100_000, now),
-		byIP:   newLimiter(cfg.RatePerIP, 100_000, now),
+		byAddr: ratelimit.New(cfg.RatePerAddress, 100_000, now),
+		byIP:   ratelimit.New(cfg.RatePerIP, 100_000, now),
 	}
+}
+
+// DeleteExpiredNonces removes the login challenges that expired before
+// now, used or not; run it with sweep.Every.
+func (s *Service) DeleteExpiredNonces(ctx context.Context, now time.Time) (int64, error) {
+	return s.db.deleteExpiredNonces(ctx, now)
 }
 
 // Register mounts the routes under both presentations of the interface
@@ -94,21 +103,12 @@ func (s *Service) params(c *gin.Context) (url.Values, error) {
 
 // clientIP is the peer address, or the header a trusted gateway sets.
 func (s *Service) clientIP(c *gin.Context) string {
-	if s.cfg.ClientIPHeader != "" {
-		if v := strings.TrimSpace(strings.Split(c.GetHeader(s.cfg.ClientIPHeader), ",")[0]); v != "" {
-			return v
-		}
-	}
-	host, _, err := net.SplitHostPort(c.Request.RemoteAddr)
-	if err != nil {
-		return c.Request.RemoteAddr
-	}
-	return host
+	return ratelimit.ClientIP(c.Request, s.cfg.ClientIPHeader)
 }
 
 // limit takes a token from l's bucket of key, or refuses when it is empty.
-func limit(l *limiter, key, what string) error {
-	ok, wait := l.allow(key)
+func limit(l *ratelimit.Limiter, key, what string) error {
+	ok, wait := l.Allow(key)
 	return tooMany(ok, wait, what)
 }
 
@@ -170,7 +170,7 @@ func (s *Service) limitVerify(c *gin.Context, addr string) error {
 	if err := limit(s.byIP, s.clientIP(c), "client address"); err != nil {
 		return err
 	}
-	ok, wait := s.byAddr.has(addr)
+	ok, wait := s.byAddr.Has(addr)
 	return tooMany(ok, wait, "wallet address")
 }
 
@@ -195,7 +195,7 @@ func (s *Service) verify(prefix string) gin.HandlerFunc {
 			httpx.Fail(c, err)
 			return
 		}
-		s.byAddr.allow(in.Address) // a proven login: the address's own allowance
+		s.byAddr.Allow(in.Address) // a proven login: the address's own allowance
 		s.answerWithToken(c, prefix, userID, sid, refresh, int(s.cfg.SessionTTL.Seconds()), false)
 	}
 }

@@ -42,6 +42,15 @@ func (s store) issueNonce(ctx context.Context, nonce, addr, name, typedData stri
 	return tag.RowsAffected() == 0, nil
 }
 
+// deleteExpiredNonces removes the nonces that expired before now.
+func (s store) deleteExpiredNonces(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM login_nonces WHERE expires_at < $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("delete expired login nonces: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // consumeNonce marks the nonce used, in tx, whatever the outcome of the
 // signature check that follows: a nonce allows one attempt.
 func consumeNonce(ctx context.Context, tx pgx.Tx, nonce, addr string) (typedData, name string, err error) {

@@ -1,4 +1,6 @@
-package login
+// Package ratelimit keeps token buckets per key (a client IP, an address)
+// in the memory of one process.
+package ratelimit
 
 import (
 	"math"
@@ -7,17 +9,18 @@ import (
 )
 
 // Rate is a token bucket: Burst attempts at once, refilled at PerMinute.
+// PerMinute <= 0 disables the limit.
 type Rate struct {
 	PerMinute float64
 	Burst     float64
 }
 
-// limiter keeps one token bucket per key (a client IP or an address) in
-// the memory of this process: with N ingress replicas a client gets up to
-// N times the rate, which still bounds signature checks and nonce rows.
-// The map is bounded: when full, buckets that have refilled completely
-// (clients that are not limited right now) are dropped first.
-type limiter struct {
+// Limiter keeps one token bucket per key in the memory of this process:
+// with N replicas a client gets up to N times the rate, which still bounds
+// the work and the rows a client can cause. The map is bounded: when
+// full, buckets that have refilled completely (clients that are not
+// limited right now) are dropped first.
+type Limiter struct {
 	rate Rate
 	max  int
 	now  func() time.Time
@@ -31,22 +34,24 @@ type bucket struct {
 	at     time.Time
 }
 
-func newLimiter(r Rate, max int, now func() time.Time) *limiter {
-	return &limiter{rate: r, max: max, now: now, m: make(map[string]*bucket)}
+// New returns a limiter of rate keeping at most max buckets; now is the
+// clock (time.Now).
+func New(r Rate, max int, now func() time.Time) *Limiter {
+	return &Limiter{rate: r, max: max, now: now, m: make(map[string]*bucket)}
 }
 
-// allow takes one token for key, or tells how long until one is there.
-func (l *limiter) allow(key string) (bool, time.Duration) {
+// Allow takes one token for key, or tells how long until one is there.
+func (l *Limiter) Allow(key string) (bool, time.Duration) {
 	return l.take(key, true)
 }
 
-// has tells whether key has a token, as allow would, without taking it
+// Has tells whether key has a token, as Allow would, without taking it
 // and without keeping a bucket for a key that has none yet.
-func (l *limiter) has(key string) (bool, time.Duration) {
+func (l *Limiter) Has(key string) (bool, time.Duration) {
 	return l.take(key, false)
 }
 
-func (l *limiter) take(key string, spend bool) (bool, time.Duration) {
+func (l *Limiter) take(key string, spend bool) (bool, time.Duration) {
 	if l.rate.PerMinute <= 0 {
 		return true, 0
 	}
@@ -76,7 +81,7 @@ func (l *limiter) take(key string, spend bool) (bool, time.Duration) {
 	return false, time.Duration((1 - b.tokens) / perSec * float64(time.Second))
 }
 
-func (l *limiter) sweep(now time.Time, perSec float64) {
+func (l *Limiter) sweep(now time.Time, perSec float64) {
 	for k, b := range l.m {
 		if b.tokens+now.Sub(b.at).Seconds()*perSec >= l.rate.Burst {
 			delete(l.m, k)
