@@ -1214,12 +1214,30 @@ func (c *nginxConf) mapOf(t *testing.T, variable string) nginxMap {
 // keys first, then regular expressions in order, then default.
 func (m nginxMap) eval(t *testing.T, value string) string {
 	t.Helper()
+	v, _, _ := m.find(value)
+	return v
+}
+
+// expand is eval with the named captures ($name) of a regular expression
+// entry substituted in its value, as nginx does.
+func (m nginxMap) expand(t *testing.T, value string) string {
+	t.Helper()
+	v, re, match := m.find(value)
+	if re == nil {
+		return v
+	}
+	return string(re.ExpandString(nil, v, value, match))
+}
+
+// find returns the value of the entry nginx picks for value and, when that
+// entry is a regular expression, the expression and its match.
+func (m nginxMap) find(value string) (string, *regexp.Regexp, []int) {
 	def := ""
 	for _, e := range m.entries {
 		if e[0] == "default" {
 			def = e[1]
 		} else if !strings.HasPrefix(e[0], "~") && e[0] == value {
-			return e[1]
+			return e[1], nil, nil
 		}
 	}
 	for _, e := range m.entries {
@@ -1227,12 +1245,13 @@ func (m nginxMap) eval(t *testing.T, value string) string {
 			if p, ok := strings.CutPrefix(pattern, "*"); ok {
 				pattern = "(?i)" + p
 			}
-			if regexp.MustCompile(pattern).MatchString(value) {
-				return e[1]
+			re := regexp.MustCompile(pattern)
+			if match := re.FindStringSubmatchIndex(value); match != nil {
+				return e[1], re, match
 			}
 		}
 	}
-	return def
+	return def, nil, nil
 }
 
 // route resolves a request to a port, method and path to its upstream

@@ -70,29 +70,3 @@ func TestGatewayAccessLogCarriesNoCredentials(t *testing.T) {
 		}
 	}
 }
-
-// expand gives the map's value for value the way nginx does for regular
-// expression entries: the first that matches, with its named captures
-// ($name) substituted; exact keys first and default last, as eval.
-func (m nginxMap) expand(t *testing.T, value string) string {
-	t.Helper()
-	def := ""
-	for _, e := range m.entries {
-		if e[0] == "default" {
-			def = e[1]
-		} else if !strings.HasPrefix(e[0], "~") && e[0] == value {
-			return e[1]
-		}
-	}
-	for _, e := range m.entries {
-		pattern, ok := strings.CutPrefix(e[0], "~")
-		if !ok {
-			continue
-		}
-		re := regexp.MustCompile(pattern)
-		if match := re.FindStringSubmatchIndex(value); match != nil {
-			return string(re.ExpandString(nil, e[1], value, match))
-		}
-	}
-	return def
-}
