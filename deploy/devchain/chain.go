@@ -79,7 +79,22 @@ func New(opts ...Option) (*Chain, error) {
 		alloc[crypto.PubkeyToAddress(k.PublicKey)] = types.Account{Balance: balance}
 	}
 	opts = append([]Option{simulated.WithBlockGasLimit(60_000_000)}, opts...)
-	return &Chain{backend: simulated.NewBackend(alloc, opts...), keys: keys}, nil
+	backend, err := newBackend(alloc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Chain{backend: backend, keys: keys}, nil
+}
+
+// newBackend starts the simulated backend, which panics when its node
+// cannot start (its JSON-RPC port taken, say); that becomes an error.
+func newBackend(alloc types.GenesisAlloc, opts []Option) (b *simulated.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("start simulated chain: %v", r)
+		}
+	}()
+	return simulated.NewBackend(alloc, opts...), nil
 }
 
 // CollateralAddress is where the dev collateral contract lives: the first

@@ -79,6 +79,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Stack, error) {
 }
 
 func (s *Stack) start(ctx context.Context) error {
+	if err := checkAddresses(s.cfg); err != nil {
+		return err
+	}
 	if err := s.startPostgres(ctx); err != nil {
 		return err
 	}

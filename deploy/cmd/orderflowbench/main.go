@@ -105,6 +105,7 @@ func run(workers int, d time.Duration, socketList string, rate, perRun int) erro
 	cfg, err := devstack.ConfigFromEnv(config.FromMap(map[string]string{
 		"DATA_DIR": dir, "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
 		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
+		"CHAIN_ADDR": "127.0.0.1:0", "DEV_BUILDER_ADDR": "127.0.0.1:0",
 		"MAX_IN_FLIGHT": "100000", "DEV_BLOCK_INTERVAL": "1m",
 	}))
 	if err != nil {
