@@ -172,6 +172,27 @@ func TestDecodeTxRejects(t *testing.T) {
 			sc.Proofs = sc.Proofs[:kzg4844.CellProofsPerBlob-1]
 			return sign(t, testChain, blobTxWith(sc))
 		}, "blob sidecar has 127 cell proofs for 1 blobs, want 128"},
+		{"bad signature and blob proofs of other blobs", func(t *testing.T) string {
+			// Both the signature and the proofs are wrong: the signature
+			// is what is reported, because the proofs are never verified
+			// for input that recovers no sender.
+			sc := blobSidecar(t, 2, types.BlobSidecarVersion0)
+			sc.Proofs[0], sc.Proofs[1] = sc.Proofs[1], sc.Proofs[0]
+			tx, err := types.SignNewTx(testKey, types.LatestSignerForChainID(testChain), blobTxWith(sc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, r, _ := tx.RawSignatureValues()
+			bad, err := tx.WithSignature(types.LatestSignerForChainID(testChain), append(append(r.FillBytes(make([]byte, 32)), make([]byte, 32)...), byte(v.Uint64())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bad.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return hexutil.Encode(b)
+		}, "signature does not recover a sender"},
 		{"zero maxFeePerBlobGas", func(t *testing.T) string {
 			b := blobTx()
 			b.BlobFeeCap = uint256.NewInt(0)
