@@ -37,6 +37,11 @@ type OrderflowConfig struct {
 	// (ORDERFLOW_CHALLENGE_RATE_PER_IP / ORDERFLOW_CHALLENGE_BURST_PER_IP,
 	// 30/min, 10; rate 0 disables).
 	ChallengeRate ratelimit.Rate
+	// SubmitRatePerIP and SubmitRatePerSender limit originator submissions
+	// per client IP (ORDERFLOW_RATE_PER_IP / ORDERFLOW_BURST_PER_IP,
+	// 600/min, 100) and per transaction sender (ORDERFLOW_RATE_PER_SENDER /
+	// ORDERFLOW_BURST_PER_SENDER, 60/min, 20); rate 0 disables.
+	SubmitRatePerIP, SubmitRatePerSender ratelimit.Rate
 	// ClientIPHeader is the header a trusted gateway puts the client IP in
 	// (AUTH_CLIENT_IP_HEADER); "" = the peer address.
 	ClientIPHeader string
@@ -56,6 +61,14 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 		ChallengeRate: ratelimit.Rate{
 			PerMinute: float64(r.Int("ORDERFLOW_CHALLENGE_RATE_PER_IP", 30, 0, 1<<30)),
 			Burst:     float64(r.Int("ORDERFLOW_CHALLENGE_BURST_PER_IP", 10, 1, 1<<30)),
+		},
+		SubmitRatePerIP: ratelimit.Rate{
+			PerMinute: float64(r.Int("ORDERFLOW_RATE_PER_IP", 600, 0, 1<<30)),
+			Burst:     float64(r.Int("ORDERFLOW_BURST_PER_IP", 100, 1, 1<<30)),
+		},
+		SubmitRatePerSender: ratelimit.Rate{
+			PerMinute: float64(r.Int("ORDERFLOW_RATE_PER_SENDER", 60, 0, 1<<30)),
+			Burst:     float64(r.Int("ORDERFLOW_BURST_PER_SENDER", 20, 1, 1<<30)),
 		},
 		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
 		ChallengeSweep: r.Duration("ORDERFLOW_CHALLENGE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
@@ -95,7 +108,8 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 	chainID := big.NewInt(cfg.Environment.ChainID)
 	rules := of.Rules{ChainID: chainID}
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
-	fc := flow.Config{ChainID: chainID, Rules: rules, DefaultRefundPercent: cfg.DefaultRefundPercent}
+	fc := flow.Config{ChainID: chainID, Rules: rules, DefaultRefundPercent: cfg.DefaultRefundPercent,
+		RatePerIP: cfg.SubmitRatePerIP, RatePerSender: cfg.SubmitRatePerSender, ClientIPHeader: cfg.ClientIPHeader}
 	origin := flow.NewOriginators(fc, keys, producer, flow.NewSeen(10*time.Minute))
 	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer})
 	rpc := func(name string, h jsonrpc.HandlerFunc) http.Handler {

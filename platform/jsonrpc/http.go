@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -45,7 +46,8 @@ type Config struct {
 // (415); at most MaxInFlight concurrent requests (429 with Retry-After);
 // a body of at most MaxBody bytes (413); then Parse. Errors are JSON-RPC
 // error responses with HTTP 200 except where a status is named above or
-// the handler's Error carries one; a 503 carries Retry-After as a 429 does.
+// the handler's Error carries one; a 503 carries Retry-After as a 429 does,
+// and an Error with RetryAfter carries that many seconds.
 func Handler(cfg Config, handle HandlerFunc) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
@@ -109,7 +111,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, requestID string)
 		if e.HTTPStatus != 0 {
 			status = e.HTTPStatus
 		}
-		if status == http.StatusServiceUnavailable {
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, math.Ceil(e.RetryAfter.Seconds())))))
+		} else if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
 		if e.Code == CodeMethodNotFound {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // Error codes (decisions.md "Private orderflow").
@@ -31,6 +32,10 @@ type Error struct {
 	Message string `json:"message"`
 	// HTTPStatus is the status an HTTP endpoint answers with; 0 is 200.
 	HTTPStatus int `json:"-"`
+	// RetryAfter, when above zero, is sent as the Retry-After header (in
+	// whole seconds, at least 1) of an HTTP answer: how long a limited
+	// client waits before it tries again.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("json-rpc %d: %s", e.Code, e.Message) }

@@ -14,6 +14,7 @@ import (
 
 	of "blockspace.exchange/platform/orderflow"
 
+	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/jsonrpc"
 	"blockspace.exchange/topics"
 )
@@ -32,6 +33,14 @@ type Config struct {
 	// DefaultRefundPercent applies when neither the query nor the body
 	// names a refund; the recipient is then the transaction's sender.
 	DefaultRefundPercent int
+	// RatePerIP limits originator submissions per client IP, RatePerSender
+	// per signing address of the transactions they carry (token buckets;
+	// a rate of 0 disables). Decoding, publishing and streaming cost the
+	// service and every searcher; a signature costs its sender nothing.
+	RatePerIP, RatePerSender ratelimit.Rate
+	// ClientIPHeader is the header a trusted gateway puts the client IP
+	// in; "" = the peer address.
+	ClientIPHeader string
 }
 
 // Originators serves {originator_url}/v1 and /v1/<API_KEY>.
@@ -40,15 +49,22 @@ type Originators struct {
 	keys     *of.Keys
 	producer of.Producer
 	seen     *Seen
+	byIP     *ratelimit.Limiter
+	bySender *ratelimit.Limiter
 }
 
 // NewOriginators returns the originator endpoint.
 func NewOriginators(cfg Config, keys *of.Keys, producer of.Producer, seen *Seen) *Originators {
-	return &Originators{cfg: cfg, keys: keys, producer: producer, seen: seen}
+	return &Originators{cfg: cfg, keys: keys, producer: producer, seen: seen,
+		byIP:     ratelimit.New(cfg.RatePerIP, 100_000, time.Now),
+		bySender: ratelimit.New(cfg.RatePerSender, 100_000, time.Now)}
 }
 
 // Call answers one originator request.
 func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
+	if ok, wait := o.byIP.Allow(ratelimit.ClientIP(call.HTTP, o.cfg.ClientIPHeader)); !ok {
+		return nil, limited(wait, "too many submissions from this client address")
+	}
 	originator, err := o.authenticate(ctx, call.HTTP)
 	if err != nil {
 		return nil, err
@@ -166,6 +182,9 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 	if err != nil {
 		return nil, of.RPCError(err)
 	}
+	if err := o.admit(tx); err != nil {
+		return nil, err
+	}
 	hash := tx.Hash.Hex()
 	// The same transaction again is accepted once, and acknowledged only
 	// once that one publish was.
@@ -187,6 +206,9 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 	b, err := of.ParseBundle(param, of.OriginatorBundle, o.cfg.Rules)
 	if err != nil {
 		return nil, of.RPCError(err)
+	}
+	if err := o.admit(bundleTxs(b)...); err != nil {
+		return nil, err
 	}
 	hash := b.Hash.Hex()
 	if refund == nil {
