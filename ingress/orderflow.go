@@ -42,6 +42,12 @@ type OrderflowConfig struct {
 	// 600/min, 100) and per transaction sender (ORDERFLOW_RATE_PER_SENDER /
 	// ORDERFLOW_BURST_PER_SENDER, 60/min, 20); rate 0 disables.
 	SubmitRatePerIP, SubmitRatePerSender ratelimit.Rate
+	// AccountTTL is how long a sender's balance and nonce read from the
+	// chain are used (ORDERFLOW_ACCOUNT_TTL, 2s); MaxNonceGap how far
+	// ahead of the account's nonce a transaction's may be
+	// (ORDERFLOW_MAX_NONCE_GAP, 64). Only with OrderflowDeps.Chain.
+	AccountTTL  time.Duration
+	MaxNonceGap int
 	// ClientIPHeader is the header a trusted gateway puts the client IP in
 	// (AUTH_CLIENT_IP_HEADER); "" = the peer address.
 	ClientIPHeader string
@@ -70,6 +76,8 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 			PerMinute: float64(r.Int("ORDERFLOW_RATE_PER_SENDER", 60, 0, 1<<30)),
 			Burst:     float64(r.Int("ORDERFLOW_BURST_PER_SENDER", 20, 1, 1<<30)),
 		},
+		AccountTTL:     r.Duration("ORDERFLOW_ACCOUNT_TTL", flow.DefaultFundsTTL, 10*time.Millisecond, time.Minute),
+		MaxNonceGap:    r.Int("ORDERFLOW_MAX_NONCE_GAP", flow.DefaultMaxNonceGap, 1, 1<<20),
 		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
 		ChallengeSweep: r.Duration("ORDERFLOW_CHALLENGE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
 	}
@@ -81,6 +89,9 @@ type OrderflowDeps struct {
 	Brokers  []string
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
+	// Chain (CHAIN_RPC_URL) is read for the balance and nonce of
+	// originator senders; nil checks neither.
+	Chain flow.ChainAccounts
 }
 
 // Orderflow is the running originator, searcher and account endpoints.
@@ -110,6 +121,9 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
 	fc := flow.Config{ChainID: chainID, Rules: rules, DefaultRefundPercent: cfg.DefaultRefundPercent,
 		RatePerIP: cfg.SubmitRatePerIP, RatePerSender: cfg.SubmitRatePerSender, ClientIPHeader: cfg.ClientIPHeader}
+	if deps.Chain != nil {
+		fc.Funds = flow.NewFunds(flow.FundsConfig{TTL: cfg.AccountTTL, MaxNonceGap: uint64(cfg.MaxNonceGap)}, deps.Chain, deps.Logger)
+	}
 	origin := flow.NewOriginators(fc, keys, producer, flow.NewSeen(10*time.Minute))
 	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer})
 	rpc := func(name string, h jsonrpc.HandlerFunc) http.Handler {

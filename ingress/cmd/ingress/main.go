@@ -56,6 +56,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if clockLoop != nil {
 		loops = append(loops, clockLoop)
 	}
+	var chain *ethclient.Client
 	if rpcURL := r.String("CHAIN_RPC_URL", ""); rpcURL != "" {
 		contract := r.String("COLLATERAL_CONTRACT", "")
 		if !common.IsHexAddress(contract) {
@@ -65,6 +66,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		if err != nil {
 			return nil, nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
 		}
+		chain = client
 		w, err := ingress.DepositWatcher(chainwatch.Config{
 			ChainID: p.Common.Environment.ChainID, Contract: common.HexToAddress(contract),
 			Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 12, 0, 10_000)),
@@ -76,8 +78,11 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		loops = append(loops, w.Run)
 	}
-	flow, err := ingress.NewOrderflow(ingress.OrderflowConfigFromEnv(r, p.Common.Environment),
-		ingress.OrderflowDeps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, Logger: p.Log, Registry: p.Registry})
+	flowDeps := ingress.OrderflowDeps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, Logger: p.Log, Registry: p.Registry}
+	if chain != nil {
+		flowDeps.Chain = chain
+	}
+	flow, err := ingress.NewOrderflow(ingress.OrderflowConfigFromEnv(r, p.Common.Environment), flowDeps)
 	if err != nil {
 		return nil, nil, err
 	}

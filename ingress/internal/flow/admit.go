@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 // admit decides whether the senders of a decoded submission may submit
 // now: each distinct sender takes a token of its bucket, and none is
 // taken unless every sender has one, so a refused bundle costs its
-// senders nothing.
-func (o *Originators) admit(txs ...of.Tx) error {
+// senders nothing; then, with a chain configured, each sender must be
+// able to pay for its transactions.
+func (o *Originators) admit(ctx context.Context, txs ...of.Tx) error {
 	senders := distinctSenders(txs)
 	for _, from := range senders {
 		if ok, wait := o.bySender.Has(from.Hex()); !ok {
@@ -27,6 +29,9 @@ func (o *Originators) admit(txs ...of.Tx) error {
 		if ok, wait := o.bySender.Allow(from.Hex()); !ok {
 			return limited(wait, "too many submissions from sender %s", of.LowerAddress(from))
 		}
+	}
+	if o.cfg.Funds != nil {
+		return of.RPCError(o.cfg.Funds.Check(ctx, txs))
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ type Config struct {
 	// ClientIPHeader is the header a trusted gateway puts the client IP
 	// in; "" = the peer address.
 	ClientIPHeader string
+	// Funds refuses senders that cannot pay, as the chain says; nil (no
+	// CHAIN_RPC_URL) checks nothing.
+	Funds *Funds
 }
 
 // Originators serves {originator_url}/v1 and /v1/<API_KEY>.
@@ -182,7 +185,7 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 	if err != nil {
 		return nil, of.RPCError(err)
 	}
-	if err := o.admit(tx); err != nil {
+	if err := o.admit(ctx, tx); err != nil {
 		return nil, err
 	}
 	hash := tx.Hash.Hex()
@@ -207,7 +210,7 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 	if err != nil {
 		return nil, of.RPCError(err)
 	}
-	if err := o.admit(bundleTxs(b)...); err != nil {
+	if err := o.admit(ctx, bundleTxs(b)...); err != nil {
 		return nil, err
 	}
 	hash := b.Hash.Hex()
