@@ -31,6 +31,9 @@ import (
 // ForwardConfig tunes the forwarding to builders.
 type ForwardConfig = builders.Config
 
+// StreamConfig tunes the searcher WebSocket server.
+type StreamConfig = stream.Config
+
 // Chain is the node the relay follows (an ethclient.Client in production).
 type Chain = chainwatch.Chain
 
@@ -40,9 +43,9 @@ type Config struct {
 	BuilderURLs []string          // BUILDER_URLS: eth_sendBundle endpoints
 	PayerKey    *ecdsa.PrivateKey // REFUND_PAYER_KEY: pays refunds; nil leaves them pending
 	KeyTTL      time.Duration     // how long a looked-up API key is trusted (500ms)
-	Stream      stream.Config
-	Forward     ForwardConfig // BUILDER_BATCH, BACKRUN_WAIT, BUILDER_RETRY
-	ChainPoll   time.Duration // CHAIN_POLL: how often the chain head is read (250ms)
+	Stream      StreamConfig      // SEARCHER_SOCKETS_PER_KEY, SEARCHER_SOCKETS_MAX
+	Forward     ForwardConfig     // BUILDER_BATCH, BACKRUN_WAIT, BUILDER_RETRY
+	ChainPoll   time.Duration     // CHAIN_POLL: how often the chain head is read (250ms)
 	// RefundConfirmations (REFUND_CONFIRMATIONS, 2) is how many blocks
 	// must follow a backrun's block before its refund is paid: a
 	// reorganisation at most that deep withdraws the refunds of the

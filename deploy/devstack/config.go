@@ -39,6 +39,8 @@ type Config struct {
 	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
 	RefundConfirms     uint64                  // REFUND_CONFIRMATIONS: blocks after a backrun's block before its refund is paid (1)
 	BuilderBatch       int                     // BUILDER_BATCH: bundles per request to the dev builder (100)
+	SocketsPerKey      int                     // SEARCHER_SOCKETS_PER_KEY: open searcher WebSockets one API key may have (8)
+	MaxSockets         int                     // SEARCHER_SOCKETS_MAX: open searcher WebSockets in all (4096)
 	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
 	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
 	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
@@ -93,6 +95,8 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		RefundConfirms:     uint64(r.Int("REFUND_CONFIRMATIONS", 1, 0, 1000)),
 		BuilderBatch:       r.Int("BUILDER_BATCH", 100, 1, 1000),
+		SocketsPerKey:      r.Int("SEARCHER_SOCKETS_PER_KEY", 8, 1, 1<<16),
+		MaxSockets:         r.Int("SEARCHER_SOCKETS_MAX", 4096, 1, 1<<20),
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),

@@ -57,6 +57,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 		ChainID: p.chain.ChainID(), BuilderURLs: []string{"http://" + p.builderLn.Addr().String()},
 		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond, RefundConfirmations: s.cfg.RefundConfirms,
 		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
+		Stream:  relay.StreamConfig{SocketsPerKey: s.cfg.SocketsPerKey, MaxSockets: s.cfg.MaxSockets},
 	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
 	if err != nil {
 		return err

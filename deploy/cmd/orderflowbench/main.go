@@ -107,6 +107,9 @@ func run(workers int, d time.Duration, socketList string, rate, perRun int) erro
 		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
 		"CHAIN_ADDR": "127.0.0.1:0", "DEV_BUILDER_ADDR": "127.0.0.1:0",
 		"MAX_IN_FLIGHT": "100000", "DEV_BLOCK_INTERVAL": "1m",
+		// Every fan-out socket uses one API key: the relay's socket
+		// limits must not refuse the sockets being measured.
+		"SEARCHER_SOCKETS_PER_KEY": "65536", "SEARCHER_SOCKETS_MAX": "1048576",
 	}))
 	if err != nil {
 		return err

@@ -26,6 +26,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		ChainID:     big.NewInt(p.Common.Environment.ChainID),
 		BuilderURLs: r.List("BUILDER_URLS"),
 		KeyTTL:      r.Duration("ORDERFLOW_KEY_TTL", 500*time.Millisecond, 10*time.Millisecond, time.Second),
+		Stream: relay.StreamConfig{
+			SocketsPerKey: r.Int("SEARCHER_SOCKETS_PER_KEY", 8, 1, 1<<16),
+			MaxSockets:    r.Int("SEARCHER_SOCKETS_MAX", 4096, 1, 1<<20),
+		},
 		Forward: relay.ForwardConfig{
 			Batch:       r.Int("BUILDER_BATCH", 1, 1, 1000),
 			BackrunWait: r.Duration("BACKRUN_WAIT", 10*time.Second, 100*time.Millisecond, 5*time.Minute),

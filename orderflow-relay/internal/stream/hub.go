@@ -18,16 +18,24 @@ import (
 // that keeps up is a non-blocking system call; a socket the kernel will
 // not take more from gets later frames queued behind its own writer
 // goroutine, up to a bound past which it is disconnected, so a slow reader
-// never slows the others (see output).
+// never slows the others (see output). Broadcast copies the list of
+// sockets under the hub's lock, into a recycled slice, and writes outside
+// it, so a socket opening or closing waits at most for that copy.
 type Hub struct {
 	// subID is the id of the stream's subscription. Every socket of the
 	// hub shares it, so a notification is the same bytes for all of them.
 	subID string
 
-	mu sync.Mutex // serializes add and remove
-	// sockets is replaced, never changed, under mu (copy on write), so
-	// Broadcast reads it without a lock.
-	sockets atomic.Pointer[[]*socket]
+	// mu guards sockets and each socket's slot. It is held only to add,
+	// remove or copy pointers, never while writing to a socket.
+	mu sync.Mutex
+	// sockets holds the open sockets in no particular order. A socket
+	// knows its index (slot): adding appends, removing moves the last
+	// socket into the hole, both O(1) whatever the number of sockets.
+	sockets []*socket
+	// views recycles the copies of sockets that Broadcast writes from
+	// outside the lock.
+	views sync.Pool
 
 	delivered, dropped atomic.Uint64
 }
@@ -36,9 +44,7 @@ type Hub struct {
 func NewHub() *Hub {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	h := &Hub{subID: "0x" + hex.EncodeToString(b[:])}
-	h.sockets.Store(&[]*socket{})
-	return h
+	return &Hub{subID: "0x" + hex.EncodeToString(b[:])}
 }
 
 // SubscriptionID is the id of the stream's subscription on every socket.
@@ -47,30 +53,40 @@ func (h *Hub) SubscriptionID() string { return h.subID }
 func (h *Hub) add(s *socket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	old := *h.sockets.Load()
-	next := make([]*socket, len(old), len(old)+1)
-	copy(next, old)
-	next = append(next, s)
-	h.sockets.Store(&next)
+	s.slot = len(h.sockets)
+	h.sockets = append(h.sockets, s)
 }
 
+// remove takes s out of the hub; removing a socket that is not in it
+// changes nothing.
 func (h *Hub) remove(s *socket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	old := *h.sockets.Load()
-	next := make([]*socket, 0, len(old))
-	for _, o := range old {
-		if o != s {
-			next = append(next, o)
-		}
+	i := s.slot
+	if i < 0 || i >= len(h.sockets) || h.sockets[i] != s {
+		return
 	}
-	h.sockets.Store(&next)
+	last := len(h.sockets) - 1
+	h.sockets[i] = h.sockets[last]
+	h.sockets[i].slot = i
+	h.sockets[last] = nil // no reference keeps a closed socket alive
+	h.sockets = h.sockets[:last]
+	s.slot = -1
 }
 
-func (h *Hub) list() []*socket { return *h.sockets.Load() }
+// list returns a copy of the open sockets, appended to dst[:0].
+func (h *Hub) list(dst []*socket) []*socket {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(dst[:0], h.sockets...)
+}
 
 // Len is the number of open sockets.
-func (h *Hub) Len() int { return len(h.list()) }
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sockets)
+}
 
 // Stats returns how many notifications were written or queued on
 // sockets and how many found a full queue (and closed that socket).
@@ -104,8 +120,20 @@ func appendNotification(dst []byte, subID string, result []byte) []byte {
 // for all of it. Broadcast returns once every socket has the bytes in its
 // kernel buffer or its queue; it never waits on the network.
 func (h *Hub) Broadcast(results ...[]byte) {
-	sockets := h.list()
-	if len(sockets) == 0 || len(results) == 0 {
+	if len(results) == 0 {
+		return
+	}
+	view, _ := h.views.Get().(*[]*socket)
+	if view == nil {
+		view = new([]*socket)
+	}
+	sockets := h.list(*view)
+	defer func() {
+		clear(sockets) // the pool must not keep closed sockets alive
+		*view = sockets[:0]
+		h.views.Put(view)
+	}()
+	if len(sockets) == 0 {
 		return
 	}
 	size := 0
@@ -158,7 +186,7 @@ func (h *Hub) send(sockets []*socket, buf []byte, n int) {
 func (h *Hub) keyHashes() []string {
 	seen := make(map[string]bool)
 	var out []string
-	for _, s := range h.list() {
+	for _, s := range h.list(nil) {
 		if !seen[s.who.KeyHash] {
 			seen[s.who.KeyHash] = true
 			out = append(out, s.who.KeyHash)
@@ -176,7 +204,7 @@ func (h *Hub) closeRevoked(checked []string, live map[string]bool) int {
 		was[k] = true
 	}
 	n := 0
-	for _, s := range h.list() {
+	for _, s := range h.list(nil) {
 		if was[s.who.KeyHash] && !live[s.who.KeyHash] {
 			s.revoked()
 			n++

@@ -19,7 +19,7 @@ func TestPausedReaderCatchesUp(t *testing.T) {
 	e := newEnv(t, Config{QueueLen: 1000, WriteTimeout: time.Minute})
 	conn := e.dial(t, 1)
 	waitSockets(t, e.hub, 1)
-	sock := e.hub.list()[0]
+	sock := e.hub.list(nil)[0]
 
 	pad := strings.Repeat("ab", 64<<10) // 128 KiB a notification
 	note := func(i int) []byte { return []byte(fmt.Sprintf(`[{"n":%d,"pad":%q}]`, i, pad)) }
@@ -98,9 +98,9 @@ func TestPausedReaderCatchesUp(t *testing.T) {
 // reaches each of many sockets (more than one sweep part's worth) as that
 // many notifications, in order.
 func TestBroadcastReachesEverySocket(t *testing.T) {
-	e := newEnv(t, Config{})
-	key, _ := e.key(t, 1)
 	const sockets = 3*sweepShare + 5
+	e := newEnv(t, Config{SocketsPerKey: sockets})
+	key, _ := e.key(t, 1)
 	conns := make([]*websocket.Conn, sockets)
 	for i := range conns {
 		c, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+key, nil)

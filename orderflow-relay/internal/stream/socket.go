@@ -22,6 +22,11 @@ type Config struct {
 	WriteTimeout time.Duration // longest one write may take (5s)
 	MaxMessage   int64         // largest client message (4 MiB)
 	RevokeCheck  time.Duration // how often open sockets' keys are re-checked (250ms)
+	// SocketsPerKey (SEARCHER_SOCKETS_PER_KEY, 8) and MaxSockets
+	// (SEARCHER_SOCKETS_MAX, 4096) bound the open sockets of one API key
+	// and of the relay; a socket over either is refused with 429.
+	SocketsPerKey int
+	MaxSockets    int
 }
 
 func (c Config) withDefaults() Config {
@@ -40,6 +45,12 @@ func (c Config) withDefaults() Config {
 	if c.RevokeCheck <= 0 {
 		c.RevokeCheck = 250 * time.Millisecond
 	}
+	if c.SocketsPerKey <= 0 {
+		c.SocketsPerKey = 8
+	}
+	if c.MaxSockets <= 0 {
+		c.MaxSockets = 4096
+	}
 	return c
 }
 
@@ -47,6 +58,7 @@ func (c Config) withDefaults() Config {
 type Server struct {
 	cfg      Config
 	hub      *Hub
+	slots    *slots
 	keys     *of.Keys
 	methods  of.SearcherMethods
 	log      *slog.Logger
@@ -55,12 +67,14 @@ type Server struct {
 
 // NewServer returns the endpoint over hub.
 func NewServer(cfg Config, hub *Hub, keys *of.Keys, methods of.SearcherMethods, log *slog.Logger) *Server {
-	return &Server{cfg: cfg.withDefaults(), hub: hub, keys: keys, methods: methods, log: log,
+	cfg = cfg.withDefaults()
+	return &Server{cfg: cfg, hub: hub, slots: newSlots(cfg.SocketsPerKey, cfg.MaxSockets), keys: keys, methods: methods, log: log,
 		upgrader: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384,
 			CheckOrigin: func(*http.Request) bool { return true }}} // API-key auth, not cookies: any origin
 }
 
-// ServeHTTP authenticates the key in the path and upgrades.
+// ServeHTTP authenticates the key in the path, takes a place within the
+// socket limits and upgrades.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key, ok := strings.CutPrefix(strings.TrimSuffix(r.URL.Path, "/"), "/v1/")
 	if !ok || key == "" || strings.Contains(key, "/") {
@@ -85,14 +99,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"open a WebSocket here; send bundles with HTTP POST"}`, http.StatusBadRequest)
 		return
 	}
+	if refusal := s.slots.take(who.KeyHash); refusal != "" {
+		refuse(w, refusal)
+		return
+	}
+	// Deferred, as is the removal below: a panic in the read loop, which
+	// the HTTP server recovers, must neither leave the socket in the hub
+	// nor keep its place. Deferred first, so run last: a place is free
+	// only once its socket has left the hub.
+	defer s.slots.give(who.KeyHash)
 	conn, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
 	}
 	sock := newSocket(s, conn, who)
 	s.hub.add(sock)
-	// Deferred: a panic in the read loop, which the HTTP server recovers,
-	// must not leave the socket in the hub.
 	defer s.hub.remove(sock)
 	go sock.writeLoop()
 	sock.readLoop()
@@ -126,7 +147,7 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) closeAll() {
-	for _, sock := range s.hub.list() {
+	for _, sock := range s.hub.list(nil) {
 		sock.closeWith(websocket.CloseGoingAway, "server shutting down")
 	}
 }
@@ -140,6 +161,7 @@ type socket struct {
 	conn *websocket.Conn
 	who  of.Identity
 	out  output
+	slot int // index in the hub's sockets, guarded by the hub's mu
 	// hardClose closes the network connection under the writer.
 	hardClose func()
 	done      chan struct{}
