@@ -20,7 +20,7 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 	var positions live.PositionReader
 	var sessions live.SessionChecker
 	if deps.Pool != nil {
-		positions = live.PostgresPositions{Pool: deps.Pool}
+		positions = s.reads
 		sessions = live.PostgresSessions{Pool: deps.Pool}
 	}
 	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Sessions: sessions, Positions: positions,

@@ -63,6 +63,7 @@ type Service struct {
 	ref    *reference.Cache
 	keys   *auth.Verifier
 	users  *user.Reads
+	reads  *trading.Reads
 	feed   *markets.Feed
 	// live is the WebSocket at /ws; accounts feeds its private channels.
 	live     *live.Server
@@ -112,7 +113,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
 	funding.New(deps.Pool, cfg.Environment.ChainID).Register(engine, auth.Bearer(s.keys), needsDB)
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
-	trading.New(deps.Pool).Register(engine, auth.Bearer(s.keys), needsDB)
+	s.reads = trading.New(deps.Pool)
+	s.reads.Register(engine, auth.Bearer(s.keys), needsDB)
 	model, err := s.serveMarkets(engine, deps.Logger)
 	if err != nil {
 		return nil, err

@@ -440,6 +440,11 @@ func TestTradingRefusesBadInput(t *testing.T) {
 		{"done not a boolean", "", wbOrders + "&done=2", "done"},
 		{"asc not a boolean", "", wbOrders + "&asc=up", "asc"},
 		{"own orders onbook not a boolean", f.alice.token, "/api/v1/user/inclusion-preconf/orders?onbook=maybe", "onbook"},
+		{"own positions of the other family", f.alice.token, "/api/v1/user/wholeblock/positions?instrumentId=ETH-PC-100", "instrumentId"},
+		{"own positions negative startSlot", f.alice.token, "/api/v1/user/wholeblock/positions?startSlot=-1", "startSlot"},
+		{"own positions startSlot beyond a slot", f.alice.token, "/api/v1/user/inclusion-preconf/positions?startSlot=1000000000000", "startSlot"},
+		{"own positions startSlot not a number", f.alice.token, "/api/v1/user/wholeblock/positions?startSlot=latest", "startSlot"},
+		{"own positions limit above the maximum", f.alice.token, "/api/v1/user/wholeblock/positions?limit=101", "limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -566,6 +571,103 @@ func TestOwnOrdersAndTrades(t *testing.T) {
 	})
 	for _, path := range []string{"/api/v1/user/wholeblock/orders", "/api/v1/user/wholeblock/trades",
 		"/api/v1/user/inclusion-preconf/orders", "/api/v1/user/inclusion-preconf/trades"} {
+		t.Run("no token on "+path, func(t *testing.T) {
+			if r := getAs(t, f.h, "", path); r.Status != 401 || r.Body.Code != 1 {
+				t.Fatalf("status %d code %d", r.Status, r.Body.Code)
+			}
+		})
+	}
+}
+
+// TestOwnPositions: the caller's positions of a family across its
+// accounts, emptied ones included, newest slot first, never another
+// user's; a page holds whole slots and startSlot pages on.
+func TestOwnPositions(t *testing.T) {
+	f := newTradingFixture(t)
+	type position struct {
+		AccountID    int64   `json:"accountId"`
+		MarketID     int64   `json:"marketId"`
+		InstrumentID string  `json:"instrumentId"`
+		Slot         int64   `json:"slot"`
+		Quantity     string  `json:"quantity"`
+		Available    string  `json:"available"`
+		Locked       string  `json:"locked"`
+		Expired      bool    `json:"expired"`
+		AveragePrice *string `json:"averagePrice"`
+		UpdateDate   int64   `json:"updateDate"`
+	}
+	read := func(t *testing.T, u testUser, path string) []position {
+		t.Helper()
+		r := getAs(t, f.h, u.token, path)
+		var data struct{ Positions []position }
+		if err := json.Unmarshal(r.Body.Data, &data); err != nil || r.Status != 200 || data.Positions == nil {
+			t.Fatalf("GET %s: status %d %q: %s", path, r.Status, r.Body.Message, r.Body.Data)
+		}
+		return data.Positions
+	}
+	instruments := func(ps []position) []string {
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, p.InstrumentID)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		user testUser
+		path string
+		want []string
+	}{
+		{"carol's whole-block positions, emptied ones too", f.carol, "/api/v1/user/wholeblock/positions", []string{"ETH-WB-101", "ETH-WB-100"}},
+		{"carol's preconf positions", f.carol, "/api/v1/user/inclusion-preconf/positions", []string{"ETH-PC-101", "ETH-PC-100"}},
+		{"carol's first page", f.carol, "/api/v1/user/inclusion-preconf/positions?limit=1", []string{"ETH-PC-101"}},
+		{"carol's next page", f.carol, "/api/v1/user/inclusion-preconf/positions?limit=1&startSlot=100", []string{"ETH-PC-100"}},
+		{"carol's positions of one market", f.carol, "/api/v1/user/wholeblock/positions?instrumentId=ETH-WB-100", []string{"ETH-WB-100"}},
+		{"bob holds no preconf", f.bob, "/api/v1/user/inclusion-preconf/positions", []string{}},
+		{"bob's whole block", f.bob, "/api/v1/user/wholeblock/positions", []string{"ETH-WB-101"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := read(t, tc.user, tc.path)
+			if got := instruments(ps); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for _, p := range ps {
+				if p.AccountID != tc.user.pre {
+					t.Fatalf("position of account %d listed to user %d", p.AccountID, tc.user.id)
+				}
+			}
+		})
+	}
+	t.Run("the fields of one position", func(t *testing.T) {
+		ps := read(t, f.alice, "/api/v1/user/wholeblock/positions")
+		want := position{AccountID: f.alice.pre, MarketID: 2000000000100, InstrumentID: "ETH-WB-100", Slot: 100,
+			Quantity: "1", Available: "0", Locked: "1", UpdateDate: fixtureTime.UnixMilli()}
+		if len(ps) != 1 || ps[0].AveragePrice == nil || *ps[0].AveragePrice != "0.5" {
+			t.Fatalf("got %+v", ps)
+		}
+		ps[0].AveragePrice = nil
+		if ps[0] != want {
+			t.Fatalf("got %+v, want %+v", ps[0], want)
+		}
+	})
+	t.Run("a page holds whole slots", func(t *testing.T) {
+		f.exec(t, `INSERT INTO positions (account_id, instrument_id, market_id, slot, quantity) VALUES
+			($1, 'ETH-WB-100', 2000000000100, 100, 0), ($1, 'ETH-WB-99', 2000000000099, 99, 1)`, f.alice.cur)
+		ps := read(t, f.alice, "/api/v1/user/wholeblock/positions?limit=1")
+		accounts := []int64{}
+		for _, p := range ps {
+			accounts = append(accounts, p.AccountID)
+		}
+		if got := instruments(ps); !slices.Equal(got, []string{"ETH-WB-100", "ETH-WB-100"}) ||
+			!slices.Equal(accounts, []int64{min(f.alice.pre, f.alice.cur), max(f.alice.pre, f.alice.cur)}) {
+			t.Fatalf("got %+v", ps)
+		}
+		if got := instruments(read(t, f.alice, "/api/v1/user/wholeblock/positions?limit=1&startSlot=99")); !slices.Equal(got, []string{"ETH-WB-99"}) {
+			t.Fatalf("next page: %v", got)
+		}
+	})
+	for _, path := range []string{"/api/v1/user/wholeblock/positions", "/api/v1/user/inclusion-preconf/positions"} {
 		t.Run("no token on "+path, func(t *testing.T) {
 			if r := getAs(t, f.h, "", path); r.Status != 401 || r.Body.Code != 1 {
 				t.Fatalf("status %d code %d", r.Status, r.Body.Code)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/query-api/internal/trading"
 	"blockspace.exchange/settler/schema"
 )
 
@@ -46,7 +47,7 @@ func TestPositionsQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := newHarness(t, Config{}, PostgresPositions{Pool: pool})
+	h := newHarness(t, Config{}, trading.New(pool))
 	c := h.dial(nil)
 	c.login(h.token(alice, time.Now().Add(time.Hour)))
 	for _, tc := range []struct {
@@ -60,7 +61,7 @@ func TestPositionsQuery(t *testing.T) {
 	} {
 		c.send(map[string]any{"op": "query", "args": []any{tc.arg}})
 		m := c.next()
-		var got []Position
+		var got []trading.OwnPosition
 		if err := json.Unmarshal(m.P, &got); err != nil || m.Q != "positions" {
 			t.Fatalf("%v: %s", tc.arg, m.raw)
 		}
@@ -73,7 +74,7 @@ func TestPositionsQuery(t *testing.T) {
 			}
 		}
 		if len(got) > 0 && got[0].InstrumentID == "ETH-WB-7" &&
-			(got[0].Available != "0" || got[0].Locked != "1" || got[0].AveragePrice == nil || *got[0].AveragePrice != "2.5") {
+			(got[0].Available.String() != "0" || got[0].Locked.String() != "1" || got[0].AveragePrice.Decimal.String() != "2.5") {
 			t.Fatalf("whole-block position: %+v", got[0])
 		}
 	}

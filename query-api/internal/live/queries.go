@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"blockspace.exchange/query-api/internal/markets"
+	"blockspace.exchange/query-api/internal/trading"
 )
 
 // CurrentSlot is the answer of the currentSlot query: the slot whose block
@@ -85,7 +86,8 @@ func (s *Server) positions(user int64, a Arg) (any, *protoError) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ps, err := s.deps.Positions.Positions(ctx, user, a.Family, a.InstrumentID)
+	ps, err := s.deps.Positions.OwnPositions(ctx, user,
+		trading.PositionQuery{Family: a.Family, Instrument: a.InstrumentID, Limit: maxPositions})
 	if err != nil {
 		s.deps.Logger.Warn("live: positions query", "user", user, "error", err)
 		return nil, &protoError{code: CodeUnavailable, msg: "positions cannot be read now; retry"}

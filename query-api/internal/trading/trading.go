@@ -37,6 +37,9 @@ const (
 // "Identifiers", topics.MarketID).
 const familySpan = 1_000_000_000_000
 
+// maxSlot is the highest slot a market id can carry.
+const maxSlot = familySpan - 1
+
 // family is one market family as the reads see it.
 type family struct {
 	name       topics.Family
@@ -75,5 +78,6 @@ func (r *Reads) Register(rt gin.IRouter, bearer, needsDB gin.HandlerFunc) {
 		own := rt.Group("/api/v1/user/"+string(f), needsDB, bearer)
 		own.GET("/orders", r.ownOrders(fam))
 		own.GET("/trades", r.ownTrades(fam))
+		own.GET("/positions", r.ownPositions(fam))
 	}
 }
