@@ -185,6 +185,21 @@ func TestDepositAndWithdrawReads(t *testing.T) {
 	if len(st.DailyWithdrawLimits) != 1 || st.DailyWithdrawLimits[0].ChainID != 1337 || st.DailyWithdrawLimits[0].Remaining != "999.5" {
 		t.Fatalf("limits: %s", r.Body.Data)
 	}
+	// The caller's limits without naming a request: alice's as above, and
+	// bob's whole limit less his own request, not alice's.
+	for _, tc := range []struct {
+		who, want string
+	}{{f.alice, "999.5"}, {f.bob, "999"}} {
+		var lim status
+		r = f.get(t, tc.who, "/api/v1/user/funding/withdraw/limits")
+		if err := json.Unmarshal(r.Body.Data, &lim); err != nil || r.Status != 200 || lim.Requests != nil ||
+			len(lim.DailyWithdrawLimits) != 1 || lim.DailyWithdrawLimits[0].Remaining != tc.want {
+			t.Fatalf("limits: %d %s, want remaining %s", r.Status, r.Body.Data, tc.want)
+		}
+	}
+	if r = f.get(t, "", "/api/v1/user/funding/withdraw/limits"); r.Status != 401 {
+		t.Fatalf("limits without a token: %d %s", r.Status, r.Body.Data)
+	}
 	r = f.get(t, f.alice, "/api/v1/user/funding/withdraws?limit=1")
 	if !contains(string(r.Body.Data), `"requestId":`+itoa(f.req2)+`,`) || contains(string(r.Body.Data), `"requestId":`+itoa(f.req1)+`,`) {
 		t.Fatalf("withdraws limit 1: %s", r.Body.Data)

@@ -37,6 +37,7 @@ func (r *Reads) Register(rt gin.IRouter, bearer, needsDB gin.HandlerFunc) {
 	g := rt.Group("/api/v1/user", needsDB, bearer)
 	g.GET("/funding/deposits", r.deposits)
 	g.GET("/funding/withdraw/status", r.withdrawStatus)
+	g.GET("/funding/withdraw/limits", r.withdrawLimits)
 	g.GET("/funding/withdraws", r.withdraws)
 	g.GET("/account/txs", r.userTxs)
 	g.GET("/account/:accountId/txs", r.accountTxs)

@@ -79,6 +79,20 @@ func (r *Reads) withdrawStatus(c *gin.Context) {
 	httpx.OK(c, gin.H{"requests": reqs, "dailyWithdrawLimits": limits})
 }
 
+// withdrawLimits answers the caller's remaining daily limit of every token
+// on the environment's chain, the same list withdrawStatus carries,
+// without naming a request.
+func (r *Reads) withdrawLimits(c *gin.Context) {
+	limits, err := r.remainingLimits(c, userID(c))
+	if err != nil {
+		httpx.Fail(c, err)
+		return
+	}
+	httpx.OK(c, gin.H{"dailyWithdrawLimits": limits})
+}
+
+// remainingLimits reads each token's daily limit less what uid requested
+// over the past 24 hours (failed requests, status 104, not counted).
 func (r *Reads) remainingLimits(c *gin.Context, uid int64) ([]DailyWithdrawLimit, error) {
 	rows, _ := r.pool.Query(c, `
 		SELECT l.token_id, l.chain_id, t.token_address, l.withdraw_fee, l.daily_limit,
