@@ -53,6 +53,12 @@ func (ev *OrderEvent) AppendJSON(dst []byte) []byte {
 	if ev.LastQuantity != "" {
 		dst = appendStringField(dst, `,"lastQuantity":`, ev.LastQuantity)
 	}
+	if ev.LastFee != "" {
+		dst = appendStringField(dst, `,"lastFee":`, ev.LastFee)
+	}
+	if ev.LastPreconfQuantity != "" {
+		dst = appendStringField(dst, `,"lastPreconfQuantity":`, ev.LastPreconfQuantity)
+	}
 	return append(dst, '}')
 }
 

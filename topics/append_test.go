@@ -41,7 +41,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		ev := OrderEvent{CommandID: pick(rng), OrderID: randInt(rng), ClientOrderID: pick(rng), UserID: randInt(rng),
 			AccountID: randInt(rng), MarketID: randInt(rng), InstrumentID: pick(rng), Slot: rng.Uint64(), Side: rng.IntN(2) == 0,
 			OrderType: int(randInt(rng)), Passive: rng.IntN(2) == 0, Price: pick(rng), Quantity: pick(rng), Fulfilled: pick(rng),
-			Status: int(randInt(rng)), Reason: pick(rng), Message: pick(rng), TradeID: randInt(rng), LastPrice: pick(rng), LastQuantity: pick(rng)}
+			Status: int(randInt(rng)), Reason: pick(rng), Message: pick(rng), TradeID: randInt(rng), LastPrice: pick(rng), LastQuantity: pick(rng),
+			LastFee: pick(rng), LastPreconfQuantity: pick(rng)}
 		if rng.IntN(2) == 0 {
 			ev.ErrorCode = &code
 		}

@@ -100,10 +100,14 @@ type OrderEvent struct {
 	// Message names the field and rule that rejected an order.
 	Message string `json:"message,omitempty"`
 	// TradeID, LastPrice and LastQuantity describe the fill of an
-	// order.filled event.
-	TradeID      int64  `json:"tradeId,omitempty"`
-	LastPrice    string `json:"lastPrice,omitempty"`
-	LastQuantity string `json:"lastQuantity,omitempty"`
+	// order.filled event; LastFee is the fee the order's owner pays on
+	// that fill, and LastPreconfQuantity, on a whole-block fill, the
+	// preconf gas that moved with the block.
+	TradeID             int64  `json:"tradeId,omitempty"`
+	LastPrice           string `json:"lastPrice,omitempty"`
+	LastQuantity        string `json:"lastQuantity,omitempty"`
+	LastFee             string `json:"lastFee,omitempty"`
+	LastPreconfQuantity string `json:"lastPreconfQuantity,omitempty"`
 }
 
 // CancelRejected is the payload of order.cancel_rejected: one order named

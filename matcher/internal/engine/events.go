@@ -17,6 +17,9 @@ type orderEventOpts struct {
 	tradeID   int64
 	lastPrice string
 	lastQty   int64
+	lastFee   string
+	// lastPreconf is the preconf gas of a whole-block fill ("" otherwise).
+	lastPreconf string
 }
 
 func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
@@ -59,6 +62,7 @@ func (em *emitter) orderEvent(typ string, o *order, opts orderEventOpts) {
 		ev.TradeID = opts.tradeID
 		ev.LastPrice = opts.lastPrice
 		ev.LastQuantity = strconv.FormatInt(opts.lastQty, 10)
+		ev.LastFee, ev.LastPreconfQuantity = opts.lastFee, opts.lastPreconf
 	}
 	em.event(typ, ev)
 }

@@ -94,7 +94,34 @@ func (h *harness) applyEnvelope(env topics.Envelope) []Output {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return append([]Output(nil), outs...)
+	outs = append([]Output(nil), outs...)
+	checkFilledEvents(h.t, outs)
+	return outs
+}
+
+// checkFilledEvents holds every order.filled event to the fill before it:
+// the same trade, price and quantity, the fee of the order's side and the
+// preconf gas of a whole-block fill.
+func checkFilledEvents(t *testing.T, outs []Output) {
+	t.Helper()
+	var fill topics.Fill
+	for _, o := range outs {
+		switch o.Envelope.Type {
+		case topics.TypeTradeExecuted:
+			mustData(t, o.Envelope, &fill)
+		case topics.TypeOrderFilled:
+			var ev topics.OrderEvent
+			mustData(t, o.Envelope, &ev)
+			fee := fill.SellerFee
+			if ev.Side {
+				fee = fill.BuyerFee
+			}
+			if ev.TradeID != fill.TradeID || ev.LastPrice != fill.Price || ev.LastQuantity != fill.Quantity ||
+				ev.LastFee != fee || ev.LastPreconfQuantity != fill.PreconfQuantity {
+				t.Fatalf("order.filled %+v does not match its fill %+v", ev, fill)
+			}
+		}
+	}
 }
 
 // run applies commands and returns the rendering of the last one's output.

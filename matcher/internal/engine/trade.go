@@ -64,11 +64,16 @@ func (em *emitter) trade(taker, maker *order, priceTicks, qty int64) {
 		f.PreconfQuantity = strconv.FormatInt(preconf, 10)
 	}
 	em.fill(f)
-	tradeID := f.TradeID
+	tradeID, preconfQty := f.TradeID, f.PreconfQuantity
 	for _, o := range [2]*order{maker, taker} {
 		o.filled += qty
 		o.status = fillStatus(o)
-		em.orderEvent(topics.TypeOrderFilled, o, orderEventOpts{tradeID: tradeID, lastPrice: price, lastQty: qty})
+		fee := sellerFee
+		if o == buyer {
+			fee = buyerFee
+		}
+		em.orderEvent(topics.TypeOrderFilled, o, orderEventOpts{tradeID: tradeID, lastPrice: price, lastQty: qty,
+			lastFee: fee, lastPreconf: preconfQty})
 	}
 	if maker.filled == maker.qty {
 		s.release(maker)

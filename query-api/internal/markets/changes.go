@@ -121,8 +121,11 @@ type Order struct {
 	TradeID       int64  `json:"tradeId,omitempty"`
 	LastPrice     string `json:"lastPrice,omitempty"`
 	LastQuantity  string `json:"lastQuantity,omitempty"`
-	CreateDate    int64  `json:"createDate,omitempty"`
-	UpdateDate    int64  `json:"updateDate"`
+	LastFee       string `json:"lastFee,omitempty"`
+	// LastPreconfQuantity is the preconf gas of a whole-block fill.
+	LastPreconfQuantity string `json:"lastPreconfQuantity,omitempty"`
+	CreateDate          int64  `json:"createDate,omitempty"`
+	UpdateDate          int64  `json:"updateDate"`
 }
 
 // OrderUpdate is an event about one user's order.
@@ -140,7 +143,7 @@ func orderView(o *topics.OrderEvent, created, updated int64) Order {
 		InstrumentID: o.InstrumentID, Side: o.Side, OrderType: o.OrderType, Price: o.Price, Quantity: o.Quantity,
 		Fulfilled: o.Fulfilled, Status: o.Status, ErrorCode: o.ErrorCode, Passive: o.Passive, Reason: o.Reason,
 		Message: o.Message, TradeID: o.TradeID, LastPrice: o.LastPrice, LastQuantity: o.LastQuantity,
-		CreateDate: created, UpdateDate: updated,
+		LastFee: o.LastFee, LastPreconfQuantity: o.LastPreconfQuantity, CreateDate: created, UpdateDate: updated,
 	}
 }
 
