@@ -107,6 +107,11 @@ func (h *harness) startService(o harnessOptions) {
 	ctx := t.Context()
 	env, _ := environment.Lookup("dev")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.orders.AnswerWait == 0 {
+		// No matcher runs here: answers do not wait for one, unless a
+		// test writes its decisions.
+		o.orders.AnswerWait = -1
+	}
 	var err error
 	h.svc, err = ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 4096, Orders: o.orders, Outbox: o.outbox,
 		Auth: ingress.AuthConfig{

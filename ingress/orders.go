@@ -13,15 +13,21 @@ type OrderEntryConfig = trading.Config
 
 // OrderEntryConfigFromEnv reads ORDER_MAX_PER_REQUEST (50 orders per place
 // request), ORDER_BATCH_WAIT (1ms a batch waits for concurrent requests),
-// ORDER_BATCH_MAX (1,000 orders per transaction) and ORDER_LANES (2
-// transactions at once).
+// ORDER_BATCH_MAX (1,000 orders per transaction), ORDER_LANES (2
+// transactions at once) and ORDER_ANSWER_WAIT (200ms an answer waits for
+// the matcher's decision; 0 answers at once, without it).
 func OrderEntryConfigFromEnv(r *config.Reader) OrderEntryConfig {
-	return OrderEntryConfig{
+	cfg := OrderEntryConfig{
 		MaxPlaceOrders: r.Int("ORDER_MAX_PER_REQUEST", 50, 1, 1000),
 		BatchWait:      r.Duration("ORDER_BATCH_WAIT", time.Millisecond, time.Microsecond, time.Second),
 		BatchMax:       r.Int("ORDER_BATCH_MAX", 1000, 1, 100_000),
 		Lanes:          r.Int("ORDER_LANES", 2, 1, 64),
+		AnswerWait:     r.Duration("ORDER_ANSWER_WAIT", 200*time.Millisecond, 0, 5*time.Second),
 	}
+	if cfg.AnswerWait == 0 {
+		cfg.AnswerWait = -1 // never wait
+	}
+	return cfg
 }
 
 // OutboxConfig configures the delivery of commands stored in the outbox

@@ -56,6 +56,8 @@ type Config struct {
 	// AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY the stack generates a key
 	// once and keeps it in DATA_DIR/keys/access-token-es256.pem (0600).
 	Auth ingress.AuthConfig
+	// Orders: ORDER_* variables (see ingress.OrderEntryConfigFromEnv).
+	Orders ingress.OrderEntryConfig
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -84,6 +86,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		Auth:               ingress.AuthConfigFromEnv(r),
+		Orders:             ingress.OrderEntryConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -18,7 +17,9 @@ import (
 // matcher's trade is settled; another buy is cancelled through the cancel
 // route and its reservation comes back. Nothing but the REST interface
 // and the dev chain is used to fund and trade, so the ledger audit holds
-// at the end, quiescent checks included.
+// at the end, quiescent checks included. Every answer carries the
+// matcher's decision: resting, filled with its fee and price, rejected,
+// cancelled.
 func TestOrderEntryInTheStack(t *testing.T) {
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s"})
 	ctx := t.Context()
@@ -40,8 +41,23 @@ func TestOrderEntryInTheStack(t *testing.T) {
 	order := func(tr *trader, buy bool, price string) map[string]any {
 		return map[string]any{"accountId": tr.preconf, "instrumentId": instrument, "side": buy, "orderType": 2, "quantity": "1", "price": price}
 	}
-	sell := seller.place(order(seller, false, "0.5"))
-	buy := buyer.place(order(buyer, true, "0.5"))
+	sellAnswer := seller.placeAnswer(order(seller, false, "0.5"))
+	if sellAnswer["status"] != float64(topics.OrderStatusOnBook) || sellAnswer["fulfilled"] != "0" {
+		t.Fatalf("the sell's answer, want it resting (status 1): %v", sellAnswer)
+	}
+	sell := int64(sellAnswer["orderId"].(float64))
+	buyAnswer := buyer.placeAnswer(order(buyer, true, "0.5"))
+	if buyAnswer["status"] != float64(topics.OrderStatusDone) || buyAnswer["fulfilled"] != "1" || buyAnswer["fees"] != "0.0005" ||
+		buyAnswer["averageTradePrice"] != "0.5" || buyAnswer["preconfQuantity"] == nil || buyAnswer["errorCode"] != nil {
+		t.Fatalf("the buy's answer, want it filled (status 10) at 0.5 with fee 0.0005: %v", buyAnswer)
+	}
+	buy := int64(buyAnswer["orderId"].(float64))
+	// A sell of a block the seller does not hold: the matcher refuses it.
+	nobody := logIn(t, c, newWallet(t))
+	refused := nobody.placeAnswer(order(nobody, false, "0.9"))
+	if refused["status"] != float64(topics.OrderStatusError) || refused["errorCode"] != float64(topics.CodeInsufficientPosition) || refused["message"] == nil {
+		t.Fatalf("a sell without the block, want status 99 code 125: %v", refused)
+	}
 	done := func(id int64, status int) func() bool {
 		return func() bool {
 			var st int
@@ -63,8 +79,17 @@ func TestOrderEntryInTheStack(t *testing.T) {
 	if _, l := s.balance(t, buyer.preconf); !l.Equal(decimal.RequireFromString("0.1001")) {
 		t.Fatalf("the resting buy locked %s", l)
 	}
-	if items := cancelItems(t, buyer, "cancel-order", map[string]any{"accountId": buyer.preconf, "instrumentId": instrument, "orderId": resting}); items != fmt.Sprintf("%d:1", resting) {
-		t.Fatalf("cancel: %s", items)
+	var cancel struct {
+		Items []struct {
+			OrderID int64 `json:"orderId"`
+			Code    int   `json:"code"`
+			Status  *int  `json:"status"`
+		}
+	}
+	buyer.call("POST", "/api/v1/wholeblock/cancel-order", map[string]any{"accountId": buyer.preconf, "instrumentId": instrument, "orderId": resting}, &cancel)
+	if len(cancel.Items) != 1 || cancel.Items[0].OrderID != resting || cancel.Items[0].Code != 1 ||
+		cancel.Items[0].Status == nil || *cancel.Items[0].Status != topics.OrderStatusCancelledByUser {
+		t.Fatalf("cancel, want code 1 and status 11: %+v", cancel.Items)
 	}
 	waitFor(t, "the resting buy cancelled and released", done(resting, topics.OrderStatusCancelledByUser))
 	if _, l := s.balance(t, buyer.preconf); !l.IsZero() {

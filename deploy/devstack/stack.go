@@ -213,7 +213,8 @@ func (s *Stack) buildServices(ctx context.Context) error {
 			return err
 		}
 	}
-	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg},
+	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg,
+		Orders: s.cfg.Orders},
 		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr,
 			Kafka: s.kcl, KafkaErr: func() error { return s.monitor.Err("kafka") }})
 	if err != nil {

@@ -22,6 +22,8 @@ type Feed struct {
 	// need is, per topic and partition, the offset the feed must read
 	// past before the catalog is ready; done partitions are removed.
 	need map[string]map[int32]int64
+	// tap sees every record the feed reads, control records included.
+	tap func(*kgo.Record)
 }
 
 // feedTopics are the topics the catalog learns from.
@@ -128,8 +130,16 @@ func (f *Feed) listTargets(ctx context.Context, adm *kadm.Client) (map[string]ma
 	return need, listErr
 }
 
+// Tap has fn see every record the feed reads after the catalog applied
+// it, control records included (the commit markers of the matcher's
+// transactions). It must be set before Run and must not block.
+func (f *Feed) Tap(fn func(*kgo.Record)) { f.tap = fn }
+
 func (f *Feed) apply(r *kgo.Record) {
 	f.reached(r)
+	if f.tap != nil {
+		defer f.tap(r)
+	}
 	if r.Attrs.IsControl() {
 		return
 	}

@@ -30,8 +30,12 @@ type cancelItem struct {
 	OrderID       *int64  `json:"orderId"`
 	ClientOrderID *string `json:"clientOrderId"`
 	// Code is 1 when the cancel was sent, else 108 (no such live order of
-	// the account in that market) or 109 (already done or cancelled).
-	Code    int    `json:"code"`
+	// the account in that market) or 109 (already done or cancelled), by
+	// ingress or, when its decision arrived in time, by the matcher.
+	Code int `json:"code"`
+	// Status is the order's status once the matcher cancelled it (11);
+	// null while its decision has not arrived.
+	Status  *int   `json:"status"`
 	Message string `json:"message,omitempty"`
 }
 
@@ -79,9 +83,8 @@ func (s *Service) cancelOrder(c *gin.Context, fam topics.Family) ([]cancelItem, 
 	if item.Code == topics.CodeCancelled {
 		cmd := topics.OrderCancel{UserID: userID, AccountID: req.AccountID, InstrumentID: req.InstrumentID,
 			OrderID: *item.OrderID, ClientOrderID: req.ClientOrderID}
-		if err := s.publishCancels(c, []cancelCommand{{topics.TypeOrderCancel, slot, cmd}}); err != nil {
-			return nil, err
-		}
+		items := []cancelItem{item}
+		return items, s.cancelAndAwait(c, []cancelCommand{{topics.TypeOrderCancel, slot, cmd}}, items)
 	}
 	return []cancelItem{item}, nil
 }
@@ -123,11 +126,45 @@ func (s *Service) cancelBatch(c *gin.Context, fam topics.Family) ([]cancelItem, 
 	}
 	if len(live) > 0 {
 		cmd := topics.OrderCancelBatch{UserID: userID, AccountID: req.AccountID, InstrumentID: req.InstrumentID, OrderIDs: live}
-		if err := s.publishCancels(c, []cancelCommand{{topics.TypeOrderCancelBatch, slot, cmd}}); err != nil {
+		if err := s.cancelAndAwait(c, []cancelCommand{{topics.TypeOrderCancelBatch, slot, cmd}}, items); err != nil {
 			return nil, err
 		}
 	}
 	return items, nil
+}
+
+// cancelAndAwait publishes one cancel command and waits up to AnswerWait
+// for the matcher's decision, which then replaces the sent items' code 1:
+// status 11 for each order it cancelled, or its 108 or 109 refusal.
+func (s *Service) cancelAndAwait(ctx context.Context, cmds []cancelCommand, items []cancelItem) error {
+	decs, err := s.publishCancels(ctx, cmds)
+	if err != nil || decs == nil {
+		return err
+	}
+	defer s.decisions.forgetCancels(decs)
+	dec := decs[0]
+	if !await(ctx, s.cfg.AnswerWait, decs) || !dec.events {
+		return nil
+	}
+	for i := range items {
+		it := &items[i]
+		if it.Code != topics.CodeCancelled {
+			continue
+		}
+		out, ok := dec.cancelled[*it.OrderID]
+		if !ok && it.ClientOrderID != nil {
+			out, ok = dec.byClient[*it.ClientOrderID]
+		}
+		switch {
+		case !ok:
+		case out.code == topics.CodeCancelled:
+			status := topics.OrderStatusCancelledByUser
+			it.Status = &status
+		default:
+			it.Code, it.Message = out.code, out.message
+		}
+	}
+	return nil
 }
 
 // cancelAll publishes one order.cancel_all per open market of the family
@@ -184,8 +221,22 @@ func (s *Service) cancelAll(c *gin.Context, fam topics.Family) ([]int64, error) 
 			topics.OrderCancelAll{UserID: userID, AccountID: req.AccountID, InstrumentID: inst}})
 		cancelled = append(cancelled, byInstrument[inst]...)
 	}
-	if err := s.publishCancels(c, cmds); err != nil {
+	decs, err := s.publishCancels(c, cmds)
+	if err != nil {
 		return nil, err
+	}
+	if decs != nil {
+		defer s.decisions.forgetCancels(decs)
+		if await(c, s.cfg.AnswerWait, decs) {
+			cancelled = cancelled[:0]
+			for _, dec := range decs {
+				for id, out := range dec.cancelled {
+					if out.code == topics.CodeCancelled {
+						cancelled = append(cancelled, id)
+					}
+				}
+			}
+		}
 	}
 	slices.Sort(cancelled)
 	return cancelled, nil
@@ -307,29 +358,41 @@ type cancelCommand struct {
 // publishCancels publishes cancel commands on their slots' partitions and
 // waits for Kafka (503 when it does not acknowledge them in time; they
 // may still arrive once the broker is back). Their ids are unique per
-// command; a cancel the client repeats is a new command.
-func (s *Service) publishCancels(ctx context.Context, cmds []cancelCommand) error {
+// command; a cancel the client repeats is a new command. When answers
+// wait for the matcher, each command is registered before it is sent and
+// its decision returned, in the order of cmds; the caller forgets them.
+func (s *Service) publishCancels(ctx context.Context, cmds []cancelCommand) ([]*decision, error) {
 	if len(cmds) == 0 {
-		return nil
+		return nil, nil
 	}
 	layout, err := s.slotLayout(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	at := s.cfg.Now()
 	recs := make([]*kgo.Record, len(cmds))
+	ids := make([]string, len(cmds))
 	for i, cmd := range cmds {
-		id := "cancel:" + s.cancelPrefix + "-" + strconv.FormatInt(s.cancelSeq.Add(1), 10)
-		e, err := topics.OrderCommandEnvelope(cmd.typ, id, at, cmd.payload)
+		ids[i] = "cancel:" + s.cancelPrefix + "-" + strconv.FormatInt(s.cancelSeq.Add(1), 10)
+		e, err := topics.OrderCommandEnvelope(cmd.typ, ids[i], at, cmd.payload)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if recs[i], err = kafka.NewSlotRecord(topics.Orders, layout, cmd.slot, e); err != nil {
-			return err
+			return nil, err
+		}
+	}
+	var decs []*decision
+	if s.decisions != nil {
+		for _, id := range ids {
+			decs = append(decs, s.decisions.expectCancel(id))
 		}
 	}
 	if err := s.outbox.Send(recs); err != nil {
-		return fmt.Errorf("publish cancel commands: %w", err)
+		if decs != nil {
+			s.decisions.forgetCancels(decs)
+		}
+		return nil, fmt.Errorf("publish cancel commands: %w", err)
 	}
-	return nil
+	return decs, nil
 }

@@ -29,6 +29,8 @@ type order struct {
 	// id and created are set when the order is stored.
 	id      int64
 	created time.Time
+	// decision is the matcher's, when the service waits for it.
+	decision *decision
 }
 
 // priceText is the price the order row and command carry: the client's

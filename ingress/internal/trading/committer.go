@@ -131,6 +131,9 @@ func (l *lane) commit(batch []*placeRequest) {
 		return
 	}
 	s := l.c.s
+	if s.decisions != nil {
+		s.decisions.expectOrders(orders)
+	}
 	s.outbox.PublishAsync(recs, outboxIDs, func(err error) {
 		if err != nil {
 			s.log.Warn("order commands stored but not acknowledged by Kafka; the outbox relay delivers them",

@@ -1,9 +1,11 @@
 package trading
 
 import (
+	"context"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/topics"
@@ -42,8 +44,25 @@ func (s *Service) place(c *gin.Context, fam topics.Family) ([]any, error) {
 		if err := s.commits.submit(items[0].AccountID, checked); err != nil {
 			return nil, err
 		}
+		s.awaitOrders(c, checked)
 	}
 	return views(fam, orders, now), nil
+}
+
+// awaitOrders waits up to AnswerWait for the matcher's decisions about
+// the stored orders; view shows those that arrived.
+func (s *Service) awaitOrders(ctx context.Context, orders []*order) {
+	if s.decisions == nil {
+		return
+	}
+	defer s.decisions.forgetOrders(orders)
+	decs := make([]*decision, 0, len(orders))
+	for _, o := range orders {
+		if o.decision != nil {
+			decs = append(decs, o.decision)
+		}
+	}
+	await(ctx, s.cfg.AnswerWait, decs)
 }
 
 // orderView is an order as the listings show it (interface.md
@@ -84,7 +103,12 @@ func views(fam topics.Family, orders []*order, at time.Time) []any {
 	for i, o := range orders {
 		v := o.view(fam, at)
 		if fam == topics.WholeBlock {
-			out[i] = wholeBlockView{orderView: v}
+			wb := wholeBlockView{orderView: v}
+			if dec := o.decision; dec.decided() && dec.traded {
+				gas := dec.preconf.String()
+				wb.PreconfQuantity = &gas
+			}
+			out[i] = wb
 		} else {
 			out[i] = v
 		}
@@ -115,5 +139,25 @@ func (o *order) view(fam topics.Family, at time.Time) orderView {
 	v.OrderID, v.MarketID, v.Status = &id, &market, topics.OrderStatusPending
 	v.Quantity, v.Price = o.qty.String(), o.priceText()
 	v.CreateDate, v.UpdateDate = o.created.UnixMilli(), o.created.UnixMilli()
+	if dec := o.decision; dec.decided() && dec.events {
+		st := dec.state
+		v.Status, v.Fulfilled, v.ErrorCode, v.Message, v.UpdateDate = st.Status, st.Fulfilled, st.ErrorCode, st.Message, dec.at
+		if dec.traded {
+			fees, avg := dec.fees.String(), averagePrice(dec.value, st.Fulfilled)
+			v.Fees, v.AverageTradePrice = fees, avg
+		}
+	}
 	return v
+}
+
+// averagePrice is the value-weighted price of an order's fills, value /
+// fulfilled rounded to 18 decimals, as the settler keeps it (docs/api.md
+// "own order"); nil before the first fill.
+func averagePrice(value decimal.Decimal, fulfilled string) *string {
+	qty, err := decimal.NewFromString(fulfilled)
+	if err != nil || qty.Sign() <= 0 {
+		return nil
+	}
+	avg := value.DivRound(qty, 18).String()
+	return &avg
 }

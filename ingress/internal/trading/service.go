@@ -42,6 +42,10 @@ type Config struct {
 	BatchWait time.Duration
 	BatchMax  int
 	Lanes     int
+	// AnswerWait is how long a place or cancel answer waits for the
+	// matcher's decision before it answers without it (200ms); a negative
+	// value never waits.
+	AnswerWait time.Duration
 	// LayoutRefresh is how often the orders layout is re-read (30s).
 	LayoutRefresh time.Duration
 	// SlotLength is the environment's slot length: the catalog's feed
@@ -68,6 +72,9 @@ func (c *Config) applyDefaults() {
 	if c.Lanes <= 0 {
 		c.Lanes = 2
 	}
+	if c.AnswerWait == 0 {
+		c.AnswerWait = 200 * time.Millisecond
+	}
 	if c.LayoutRefresh <= 0 {
 		c.LayoutRefresh = 30 * time.Second
 	}
@@ -86,6 +93,8 @@ type Service struct {
 	accounts *accounts
 	commits  *committer
 	log      *slog.Logger
+	// decisions is nil when answers do not wait for the matcher.
+	decisions *decisions
 
 	layoutMu sync.Mutex
 	layout   topics.SlotLayout
@@ -111,6 +120,9 @@ func New(cfg Config, pool *pgxpool.Pool, kcl *kgo.Client, out *outbox.Outbox, lo
 		cancelPrefix: hex.EncodeToString(prefix[:]),
 	}
 	s.commits = newCommitter(s)
+	if cfg.AnswerWait > 0 {
+		s.decisions = newDecisions()
+	}
 	return s, nil
 }
 
@@ -169,6 +181,9 @@ func (s *Service) Run(ctx context.Context) error {
 	feed, err := catalog.NewFeed(s.kcl, since, s.catalog, s.log)
 	if err != nil {
 		return err
+	}
+	if s.decisions != nil {
+		feed.Tap(s.decisions.observe)
 	}
 	return feed.Run(ctx)
 }
