@@ -50,6 +50,10 @@ type options struct {
 	cpuprofile string
 	brokers    []string // -kafka: the brokers to measure on, each a sweep
 	kafka      string   // of the measurement in progress
+	// waits are the -answer-wait values (ORDER_ANSWER_WAIT), each a sweep;
+	// wait is the one of the measurement in progress.
+	waits []string
+	wait  string
 }
 
 // kafkaNames says which broker each -kafka value means; the keys are the
@@ -71,10 +75,15 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the stack and the clients) during the measured run to this file")
 	var brokers string
 	flag.StringVar(&brokers, "kafka", "embedded,real", "brokers to measure on, comma-separated, each over the whole -pairs sweep: embedded (kfake in the process, as make run) and real (Apache Kafka from the jars of scripts/ensure-kafka.sh, as make run-kafka)")
+	var waits string
+	flag.StringVar(&waits, "answer-wait", "200ms,0", "ORDER_ANSWER_WAIT values to measure with, comma-separated, each over the whole -pairs sweep: how long an order's answer waits for the matcher's decision (0: not at all)")
 	flag.Parse()
 	var err error
 	if o.sweep, err = parsePairs(pairs); err == nil {
 		o.brokers, err = parseBrokers(brokers)
+	}
+	if err == nil {
+		o.waits, err = parseWaits(waits)
 	}
 	if err == nil {
 		err = o.validate()
@@ -88,17 +97,34 @@ func main() {
 	var results []summary
 	for _, k := range o.brokers {
 		o.kafka = k
-		for _, n := range o.sweep {
-			o.pairs = n
-			r, err := run(ctx, o)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "tradebench:", err)
-				os.Exit(1)
+		for _, w := range o.waits {
+			o.wait = w
+			for _, n := range o.sweep {
+				o.pairs = n
+				r, err := run(ctx, o)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "tradebench:", err)
+					os.Exit(1)
+				}
+				results = append(results, r)
 			}
-			results = append(results, r)
 		}
 	}
 	printSweep(results)
+}
+
+// parseWaits reads the -answer-wait list: durations from 0 to 5s.
+func parseWaits(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 || d > 5*time.Second {
+			return nil, fmt.Errorf("-answer-wait %q: %q is not a duration from 0 to 5s", s, f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // parsePairs reads the -pairs list.

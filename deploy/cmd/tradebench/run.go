@@ -36,6 +36,8 @@ const drainWait = 15 * time.Second
 // summary is what the sweep's table shows of one measurement.
 type summary struct {
 	kafka      string // the broker: embedded or real
+	wait       string // ORDER_ANSWER_WAIT
+	answer     loadtest.Dist
 	pairs      int
 	ordersPerS float64
 	toLedger   loadtest.Dist // HTTP answer -> trade in the ledger
@@ -46,8 +48,10 @@ func run(ctx context.Context, o options) (summary, error) {
 	fmt.Printf("machine: %d CPUs, load average %s\n", runtime.NumCPU(), loadAverage())
 	t0 := time.Now()
 	fmt.Printf("kafka: %s\n", kafkaNames[o.kafka])
+	fmt.Printf("ORDER_ANSWER_WAIT: %s\n", o.wait)
 	env := maps.Clone(stackEnv)
 	env["EMBEDDED_KAFKA"] = o.kafka
+	env["ORDER_ANSWER_WAIT"] = o.wait
 	stack, stop, err := loadtest.StartStack(ctx, env, os.Stderr)
 	if err != nil {
 		return summary{}, err
@@ -96,7 +100,7 @@ func run(ctx context.Context, o options) (summary, error) {
 	}
 	m.printCPU()
 	m.print(o)
-	return m.summary(o.kafka, o.pairs), nil
+	return m.summary(o.kafka, o.wait, o.pairs), nil
 }
 
 // setUp logs in and funds two traders a pair, picks the markets and
@@ -295,19 +299,22 @@ func (m measurement) printCPU() {
 }
 
 // summary is the measurement's line of the sweep's table.
-func (m measurement) summary(kafka string, pairs int) summary {
+func (m measurement) summary(kafka, wait string, pairs int) summary {
 	n := time.Duration(max(m.run.accepted, 1))
-	return summary{kafka: kafka, pairs: pairs, ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU + m.kafkaCPU) / n,
+	return summary{kafka: kafka, wait: wait, answer: loadtest.Distribution(m.run.answers), pairs: pairs,
+		ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU + m.kafkaCPU) / n,
 		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags)}
 }
 
 // printSweep prints one line a measurement and the highest rate whose
 // answer -> ledger p99 met the goal of 100 ms.
 func printSweep(results []summary) {
-	fmt.Printf("\nsweep (one fresh stack each):\n  %-8s %6s %12s %26s %16s\n", "kafka", "pairs", "orders/s", "answer -> ledger p50/p99", "CPU an order")
+	fmt.Printf("\nsweep (one fresh stack each):\n  %-8s %-11s %6s %12s %24s %26s %16s\n", "kafka", "answer wait", "pairs", "orders/s",
+		"answer p50/p99", "answer -> ledger p50/p99", "CPU an order")
 	for _, r := range results {
-		fmt.Printf("  %-8s %6d %12.0f %12s / %-11s %16s\n", r.kafka, r.pairs, r.ordersPerS, r.toLedger.P50.Round(100*time.Microsecond),
-			r.toLedger.P99.Round(100*time.Microsecond), r.cpu.Round(time.Microsecond))
+		fmt.Printf("  %-8s %-11s %6d %12.0f %11s / %-10s %12s / %-11s %16s\n", r.kafka, r.wait, r.pairs, r.ordersPerS,
+			r.answer.P50.Round(100*time.Microsecond), r.answer.P99.Round(100*time.Microsecond),
+			r.toLedger.P50.Round(100*time.Microsecond), r.toLedger.P99.Round(100*time.Microsecond), r.cpu.Round(time.Microsecond))
 	}
 	best := bestWithinGoal(results)
 	if best == nil {

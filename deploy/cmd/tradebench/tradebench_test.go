@@ -115,3 +115,14 @@ func TestParsePairs(t *testing.T) {
 		t.Fatalf("parsePairs of a bad list: %v", err)
 	}
 }
+
+func TestParseWaits(t *testing.T) {
+	if got, err := parseWaits("200ms, 0"); err != nil || !slices.Equal(got, []string{"200ms", "0"}) {
+		t.Fatalf("parseWaits: %v %v", got, err)
+	}
+	for _, bad := range []string{"200ms,soon", "-1s", "6s"} {
+		if _, err := parseWaits(bad); err == nil || !strings.Contains(err.Error(), "not a duration from 0 to 5s") {
+			t.Fatalf("parseWaits(%q): %v", bad, err)
+		}
+	}
+}
