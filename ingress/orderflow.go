@@ -85,10 +85,13 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 
 // OrderflowDeps are the resources the caller owns.
 type OrderflowDeps struct {
-	Pool     *pgxpool.Pool
-	Brokers  []string
-	Logger   *slog.Logger
-	Registry prometheus.Registerer
+	Pool    *pgxpool.Pool
+	Brokers []string
+	// KafkaCompression is the codec of produced batches
+	// (KAFKA_COMPRESSION, snappy).
+	KafkaCompression string
+	Logger           *slog.Logger
+	Registry         prometheus.Registerer
 	// Chain (CHAIN_RPC_URL) is read for the balance and nonce of
 	// originator senders; nil checks neither.
 	Chain flow.ChainAccounts
@@ -107,7 +110,7 @@ type Orderflow struct {
 // Kafka producer publishes without linger: a submission is answered only
 // after the broker acknowledged it, and searchers wait for it.
 func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
-	producer, err := kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "ingress-orderflow"}, kgo.ProducerLinger(0))
+	producer, err := kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "ingress-orderflow", Compression: deps.KafkaCompression}, kgo.ProducerLinger(0))
 	if err != nil {
 		return nil, err
 	}

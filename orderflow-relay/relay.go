@@ -57,8 +57,11 @@ type Config struct {
 type Deps struct {
 	Pool    *pgxpool.Pool
 	Brokers []string
-	Chain   Chain // nil: no inclusion tracking or refunds
-	Logger  *slog.Logger
+	// KafkaCompression is the codec of produced batches
+	// (KAFKA_COMPRESSION, snappy).
+	KafkaCompression string
+	Chain            Chain // nil: no inclusion tracking or refunds
+	Logger           *slog.Logger
 }
 
 // outboxRelayEvery is how often the outbox relay looks for events that
@@ -84,7 +87,7 @@ type Service struct {
 func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub()}
 	var err error
-	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay"}, kgo.ProducerLinger(0)); err != nil {
+	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay", Compression: deps.KafkaCompression}, kgo.ProducerLinger(0)); err != nil {
 		return nil, err
 	}
 	ends, err := stream.StartOffsets(ctx, kadm.NewClient(s.producer))
@@ -92,13 +95,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed"}, stream.ClientOpts(ends)...); err != nil {
+	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed", Compression: deps.KafkaCompression}, stream.ClientOpts(ends)...); err != nil {
 		s.Close()
 		return nil, err
 	}
 	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
 	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
-	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders"}, s.fwd.ClientOpts()...); err != nil {
+	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, s.fwd.ClientOpts()...); err != nil {
 		s.Close()
 		return nil, err
 	}

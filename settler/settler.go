@@ -32,6 +32,9 @@ import (
 // Config configures the settler's consumers.
 type Config struct {
 	Brokers []string // KAFKA_BROKERS
+	// KafkaCompression is the codec of the account feed's batches
+	// (KAFKA_COMPRESSION, snappy).
+	KafkaCompression string
 	// Group is the ledger consumer's group and the key of its stored
 	// offsets (SETTLER_GROUP, default "settler"); the trading consumer
 	// uses Group + "-trading".
@@ -92,7 +95,7 @@ func New(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) 
 		return nil, fmt.Errorf("settler: %w", err)
 	}
 	s := &Settler{cfg: cfg, pool: pool, log: log, sys: sys}
-	s.producer, err = kafka.NewClient(kafka.Config{Brokers: cfg.Brokers, ClientID: "settler-feed"})
+	s.producer, err = kafka.NewClient(kafka.Config{Brokers: cfg.Brokers, ClientID: "settler-feed", Compression: cfg.KafkaCompression})
 	if err != nil {
 		return nil, fmt.Errorf("settler: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/kafka"
 )
 
 // Config is the dev stack's configuration; every field has a default that
@@ -25,6 +26,7 @@ type Config struct {
 	KafkaAddr          string                  // KAFKA_ADDR: embedded broker address (127.0.0.1:9092)
 	KafkaBrokers       []string                // KAFKA_BROKERS: external cluster; unset = embedded broker
 	EmbeddedKafka      string                  // EMBEDDED_KAFKA: which broker to embed, EmbeddedKfake or EmbeddedApache (kfake)
+	KafkaCompression   string                  // KAFKA_COMPRESSION: codec of produced batches (snappy)
 	DatabaseURL        string                  // DATABASE_URL: external Postgres; unset = private cluster
 	Environment        environment.Environment // ENVIRONMENT: dev, hoodi or mainnet (dev)
 	CollateralContract string                  // COLLATERAL_CONTRACT: deposit contract of the chain
@@ -80,6 +82,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		KafkaAddr:          r.String("KAFKA_ADDR", "127.0.0.1:9092"),
 		KafkaBrokers:       r.List("KAFKA_BROKERS"),
 		EmbeddedKafka:      r.String("EMBEDDED_KAFKA", EmbeddedKfake),
+		KafkaCompression:   r.String("KAFKA_COMPRESSION", kafka.DefaultCompression),
 		DatabaseURL:        r.String("DATABASE_URL", ""),
 		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
 		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
@@ -103,6 +106,9 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
+	}
+	if err := kafka.CheckCompression(cfg.KafkaCompression); err != nil {
+		r.Fail("KAFKA_COMPRESSION: %v", err)
 	}
 	if cfg.EmbeddedKafka != EmbeddedKfake && cfg.EmbeddedKafka != EmbeddedApache {
 		r.Fail("EMBEDDED_KAFKA=%q: want %s (in-process, the default) or %s (a local Apache Kafka broker from the jars of scripts/ensure-kafka.sh)",

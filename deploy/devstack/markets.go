@@ -83,7 +83,7 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 		return err
 	}
 	s.matcher, err = matcher.New(matcher.Config{
-		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "matcher"}, InstanceID: "dev", Logger: s.log.With("service", "matcher"),
+		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "matcher", Compression: s.cfg.KafkaCompression}, InstanceID: "dev", Logger: s.log.With("service", "matcher"),
 	})
 	return err
 }

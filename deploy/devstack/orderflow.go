@@ -49,7 +49,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	p.ingress, err = ingress.NewOrderflow(ingress.OrderflowConfig{
 		Environment: s.cfg.Environment, Product: s.cfg.Auth.Product, MaxInFlight: s.cfg.MaxInFlight,
 		DefaultRefundPercent: s.cfg.RefundPercent,
-	}, ingress.OrderflowDeps{Pool: s.pool, Brokers: s.brokers, Logger: s.log.With("service", "ingress"), Registry: s.registry})
+	}, ingress.OrderflowDeps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Logger: s.log.With("service", "ingress"), Registry: s.registry})
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond, RefundConfirmations: s.cfg.RefundConfirms,
 		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
 		Stream:  relay.StreamConfig{SocketsPerKey: s.cfg.SocketsPerKey, MaxSockets: s.cfg.MaxSockets},
-	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
+	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func (s *Stack) startKafka(ctx context.Context) error {
 		}
 		s.broker, s.brokers = b, b.Addrs()
 	}
-	kcl, err := kafka.NewClient(kafka.Config{Brokers: s.brokers, ClientID: "exchange"})
+	kcl, err := kafka.NewClient(kafka.Config{Brokers: s.brokers, ClientID: "exchange", Compression: s.cfg.KafkaCompression})
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	}
 	s.query, err = queryapi.New(ctx, queryapi.Config{
 		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
-		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets"},
+		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets", Compression: s.cfg.KafkaCompression},
 	}, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
 	if err != nil {
 		return err
@@ -220,7 +220,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers}, s.settlerPool, s.log.With("service", "settler"))
+	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
 	return err
 }
 

@@ -11,16 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { ethers } from 'ethers';
 import { Kafka, logLevel } from 'kafkajs';
 
 import { startStack } from './lib/devstack.mjs';
+import { BUYER_KEY, SELLER_KEY, login, placeOnTopic } from './lib/trading.mjs';
 
-// The demo seller's dev-only key (deploy/devstack DemoUserKey) and another
-// well-known dev key for the buyer.
-const SELLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-const BUYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
-const ORDER_PARTITIONS = 16; // the orders topic's default slot layout (docs/topics.md)
 const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -47,33 +42,6 @@ after(async () => {
   if (profile) await rm(profile, { recursive: true, force: true });
   await stack?.stop();
 });
-
-// login signs the server's EIP-712 message and returns the user with its
-// accounts.
-async function login(key) {
-  const wallet = new ethers.Wallet(key);
-  const addr = wallet.address.toLowerCase();
-  const form = (o) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': 'board-e2e' },
-    body: new URLSearchParams(o).toString() });
-  const ch = await (await fetch(`${stack.rest}/api/v1/user/login`, form({ addr }))).json();
-  assert.equal(ch.success, true, JSON.stringify(ch));
-  const typed = JSON.parse(ch.data.eip712Message);
-  const signature = await wallet.signTypedData(typed.domain, { data: typed.types.data }, typed.message);
-  const v = await (await fetch(`${stack.rest}/api/v1/user/login/verify`, form({ addr, nonceHash: ch.data.nonceHash, signature }))).json();
-  assert.equal(v.success, true, JSON.stringify(v));
-  const user = v.data.user;
-  return { userId: user.userId, accountId: user.accounts.find((a) => a.type === 2).accountId };
-}
-
-// place publishes an order.place command on the slot's orders partition.
-async function place(who, instrumentId, side, price, orderId) {
-  const slot = Number(instrumentId.split('-')[2]);
-  const envelope = { type: 'order.place', version: 1, id: `e2e-place-${orderId}`, time: Date.now(),
-    data: { orderId, userId: who.userId, accountId: who.accountId, instrumentId, side, orderType: 2,
-      quantity: '1', price, passive: false, source: 1 } };
-  await producer.send({ topic: 'orders', messages: [{ key: String(slot), partition: slot % ORDER_PARTITIONS,
-    value: JSON.stringify(envelope), headers: { type: 'order.place', version: '1' } }] });
-}
 
 test('the market board shows the slot, the markets and a trade as it happens', async () => {
   try {
@@ -116,14 +84,14 @@ async function watchATrade() {
   await page.waitForFunction((id) => document.querySelector('[data-testid="selected-instrument"]').textContent === id,
     instrument, { timeout: 60_000 });
 
-  const [seller, buyer] = [await login(SELLER_KEY), await login(BUYER_KEY)];
+  const [seller, buyer] = [await login(stack.rest, SELLER_KEY, 'board-e2e'), await login(stack.rest, BUYER_KEY, 'board-e2e')];
   const base = Date.now() * 1000;
-  await place(seller, instrument, false, '0.75', base + 1);
+  await placeOnTopic(producer, seller, instrument, false, '0.75', base + 1);
   const ask = page.locator('[data-testid="ask-level"]').first();
   await ask.waitFor({ timeout: 60_000 });
   assert.match(await ask.textContent(), /^0\.75/);
 
-  await place(buyer, instrument, true, '0.75', base + 2);
+  await placeOnTopic(producer, buyer, instrument, true, '0.75', base + 2);
   const trade = page.getByTestId('trade-row').first();
   await trade.waitFor({ timeout: 60_000 });
   assert.match(await trade.textContent(), /0\.75\s*1$/);

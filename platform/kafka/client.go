@@ -24,13 +24,44 @@ type Config struct {
 	// the command, so linger is added to request latency; 2ms still batches
 	// under load.
 	Linger time.Duration
+	// Compression is the codec of produced batches (KAFKA_COMPRESSION):
+	// snappy (the default), lz4, zstd, gzip or none. Consumers need the
+	// codec; docs/topics.md "Compression" says which clients have which.
+	Compression string
 }
 
 // Default client settings.
 const (
-	DefaultClientID = "blockspace"
-	DefaultLinger   = 2 * time.Millisecond
+	DefaultClientID    = "blockspace"
+	DefaultLinger      = 2 * time.Millisecond
+	DefaultCompression = "snappy"
 )
+
+// codec returns the producer codec of a KAFKA_COMPRESSION name.
+func codec(name string) (kgo.CompressionCodec, bool) {
+	switch name {
+	case "snappy":
+		return kgo.SnappyCompression(), true
+	case "lz4":
+		return kgo.Lz4Compression(), true
+	case "zstd":
+		return kgo.ZstdCompression(), true
+	case "gzip":
+		return kgo.GzipCompression(), true
+	case "none":
+		return kgo.NoCompression(), true
+	}
+	return kgo.CompressionCodec{}, false
+}
+
+// CheckCompression reports a codec name KAFKA_COMPRESSION cannot take;
+// empty is the default.
+func CheckCompression(name string) error {
+	if _, ok := codec(name); !ok && name != "" {
+		return fmt.Errorf("kafka compression %q: want snappy, lz4, zstd, gzip or none", name)
+	}
+	return nil
+}
 
 func (c Config) withDefaults() Config {
 	if c.ClientID == "" {
@@ -38,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Linger == 0 {
 		c.Linger = DefaultLinger
+	}
+	if c.Compression == "" {
+		c.Compression = DefaultCompression
 	}
 	return c
 }
@@ -54,6 +88,9 @@ func (c Config) Validate() error {
 	}
 	if c.Linger < 0 {
 		return fmt.Errorf("kafka config: linger %s is negative", c.Linger)
+	}
+	if err := CheckCompression(c.Compression); err != nil {
+		return fmt.Errorf("kafka config: %w", err)
 	}
 	return nil
 }
@@ -73,10 +110,12 @@ func NewClient(cfg Config, opts ...kgo.Opt) (*kgo.Client, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	compression, _ := codec(cfg.Compression)
 	base := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cfg.ClientID),
 		kgo.ProducerLinger(cfg.Linger),
+		kgo.ProducerBatchCompression(compression),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	}

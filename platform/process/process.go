@@ -39,22 +39,26 @@ type Needs struct {
 
 // Common is the configuration every service binary reads.
 type Common struct {
-	Environment   environment.Environment // ENVIRONMENT (hoodi)
-	DatabaseURL   string                  // DATABASE_URL, required when the service needs Postgres
-	KafkaBrokers  []string                // KAFKA_BROKERS, required when the service needs Kafka
-	AdminAddr     string                  // ADMIN_ADDR (:9100)
-	LogLevel      slog.Level              // LOG_LEVEL (info)
-	ShutdownGrace time.Duration           // SHUTDOWN_GRACE (10s)
+	Environment  environment.Environment // ENVIRONMENT (hoodi)
+	DatabaseURL  string                  // DATABASE_URL, required when the service needs Postgres
+	KafkaBrokers []string                // KAFKA_BROKERS, required when the service needs Kafka
+	// KafkaCompression (KAFKA_COMPRESSION, snappy) is the codec of every
+	// batch the service produces (kafka.Config.Compression).
+	KafkaCompression string
+	AdminAddr        string        // ADMIN_ADDR (:9100)
+	LogLevel         slog.Level    // LOG_LEVEL (info)
+	ShutdownGrace    time.Duration // SHUTDOWN_GRACE (10s)
 }
 
 // ReadCommon reads the shared variables and validates them for needs.
 func ReadCommon(r *config.Reader, needs Needs) Common {
 	c := Common{
-		DatabaseURL:   r.String("DATABASE_URL", ""),
-		KafkaBrokers:  r.List("KAFKA_BROKERS"),
-		AdminAddr:     r.String("ADMIN_ADDR", ":9100"),
-		LogLevel:      r.LogLevel("LOG_LEVEL", slog.LevelInfo),
-		ShutdownGrace: r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
+		DatabaseURL:      r.String("DATABASE_URL", ""),
+		KafkaBrokers:     r.List("KAFKA_BROKERS"),
+		KafkaCompression: r.String("KAFKA_COMPRESSION", kafka.DefaultCompression),
+		AdminAddr:        r.String("ADMIN_ADDR", ":9100"),
+		LogLevel:         r.LogLevel("LOG_LEVEL", slog.LevelInfo),
+		ShutdownGrace:    r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 	}
 	env, err := environment.Lookup(r.String("ENVIRONMENT", "hoodi"))
 	if err != nil {
@@ -63,6 +67,9 @@ func ReadCommon(r *config.Reader, needs Needs) Common {
 	c.Environment = env
 	if needs.Postgres && c.DatabaseURL == "" {
 		r.Fail("DATABASE_URL is required, e.g. postgres://user:pass@host:5432/exchange")
+	}
+	if err := kafka.CheckCompression(c.KafkaCompression); err != nil {
+		r.Fail("KAFKA_COMPRESSION: %v", err)
 	}
 	if needs.Kafka && len(c.KafkaBrokers) == 0 {
 		r.Fail("KAFKA_BROKERS is required, e.g. kafka-1:9092,kafka-2:9092")
@@ -112,7 +119,7 @@ func (p *Process) connect(ctx context.Context, needs Needs) error {
 		p.Monitor.Add("postgres", func(ctx context.Context) error { return pool.Ping(ctx) })
 	}
 	if needs.Kafka {
-		cl, err := kafka.NewClient(kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: p.Name})
+		cl, err := kafka.NewClient(kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: p.Name, Compression: p.Common.KafkaCompression})
 		if err != nil {
 			return err
 		}

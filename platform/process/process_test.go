@@ -16,13 +16,13 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestReadCommonNamesEveryMissingVariable(t *testing.T) {
-	r := config.FromMap(map[string]string{"ENVIRONMENT": "nowhere", "LOG_LEVEL": "loud"})
+	r := config.FromMap(map[string]string{"ENVIRONMENT": "nowhere", "LOG_LEVEL": "loud", "KAFKA_COMPRESSION": "brotli"})
 	ReadCommon(r, Needs{Postgres: true, Kafka: true})
 	err := r.Err()
 	if err == nil {
 		t.Fatal("no error for missing DATABASE_URL and KAFKA_BROKERS")
 	}
-	for _, name := range []string{"DATABASE_URL", "KAFKA_BROKERS", "ENVIRONMENT", "LOG_LEVEL"} {
+	for _, name := range []string{"DATABASE_URL", "KAFKA_BROKERS", "ENVIRONMENT", "LOG_LEVEL", "KAFKA_COMPRESSION"} {
 		if !contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

@@ -78,7 +78,8 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		loops = append(loops, w.Run)
 	}
-	flowDeps := ingress.OrderflowDeps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, Logger: p.Log, Registry: p.Registry}
+	flowDeps := ingress.OrderflowDeps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression,
+		Logger: p.Log, Registry: p.Registry}
 	if chain != nil {
 		flowDeps.Chain = chain
 	}

@@ -24,7 +24,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
 		ReferenceRefresh:   r.Duration("REFERENCE_REFRESH", 5*time.Second, 100*time.Millisecond, time.Hour),
 		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
-		Kafka:              kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "query-api-markets"},
+		Kafka:              kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "query-api-markets", Compression: p.Common.KafkaCompression},
 	}
 	addr := r.String("HTTP_ADDR", ":8080")
 	metrics, err := httpx.NewMetrics(p.Registry, "query-api")

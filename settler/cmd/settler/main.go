@@ -40,9 +40,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		return nil, nil, process.ErrFinished
 	}
 	cfg := settler.Config{
-		Brokers:  p.Common.KafkaBrokers,
-		Group:    r.String("SETTLER_GROUP", settler.DefaultGroup),
-		MaxBatch: r.Int("SETTLER_MAX_BATCH", settler.DefaultMaxBatch, 1, 100_000),
+		Brokers:          p.Common.KafkaBrokers,
+		KafkaCompression: p.Common.KafkaCompression,
+		Group:            r.String("SETTLER_GROUP", settler.DefaultGroup),
+		MaxBatch:         r.Int("SETTLER_MAX_BATCH", settler.DefaultMaxBatch, 1, 100_000),
 		// Static group membership: opt-in, as it suits instances with
 		// stable ids (a StatefulSet).
 		InstanceID: r.StringOrEmpty("SETTLER_INSTANCE_ID", ""),
