@@ -129,13 +129,22 @@ func TxParam(method string, param json.RawMessage) (string, error) {
 // present reports whether an optional member was sent with a value.
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
+// Route refuses a path other than /v1 and /v1/<API_KEY> with 404 before
+// anything else of the request is read (jsonrpc.Config.Route).
+func Route(r *http.Request) *jsonrpc.Error {
+	if _, ok := PathKey(r.URL.Path); !ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown path; use /v1 or /v1/<API_KEY>", HTTPStatus: http.StatusNotFound}
+	}
+	return nil
+}
+
 // authenticate reads the optional key of /v1/<API_KEY>; "" is the open
 // endpoint.
 func (o *Originators) authenticate(ctx context.Context, r *http.Request) (string, error) {
-	key, ok := PathKey(r.URL.Path)
-	if !ok {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown path; use /v1 or /v1/<API_KEY>", HTTPStatus: http.StatusNotFound}
+	if e := Route(r); e != nil {
+		return "", e
 	}
+	key, _ := PathKey(r.URL.Path)
 	if key == "" {
 		return "", nil
 	}
