@@ -1,18 +1,22 @@
 // What an outside client meets at the edges, written from docs/ only:
 // refusals carry an X-Request-ID and the documented body (docs/codes.md,
-// docs/websocket.md, docs/orderflow.md). ethers signs the API-key
-// challenge; Node's fetch is the HTTP client.
+// docs/websocket.md, docs/orderflow.md), and a deposit's wei amount reads
+// exactly as docs/api.md shows. ethers signs logins, API-key challenges
+// and the deposit; Node's fetch and http are the HTTP clients.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { ethers } from 'ethers';
 
-import { startStack } from './lib/devstack.mjs';
+import { startStack, waitUntil } from './lib/devstack.mjs';
+
+// Dev key 1, which README's "Dev chain keys" gives to deposits.
+const DEPOSITOR_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
 let stack;
 
 before(async () => {
-  stack = await startStack({ DEV_BLOCK_INTERVAL: '0' });
+  stack = await startStack();
 });
 
 after(async () => {
@@ -112,5 +116,46 @@ test('an unknown originator path answers 404 whatever the body holds', async () 
     assert.equal(r.body.error.code, -32600, name);
     assert.match(r.body.error.message, /use \/v1 or \/v1\/<API_KEY>/, name);
     assert.ok(r.headers.get('x-request-id'), `${name}: no X-Request-ID`);
+  }
+});
+
+// login signs the server's EIP-712 login message and returns the access
+// token (docs/api.md "Login, sessions and users").
+async function login(wallet) {
+  const addr = wallet.address.toLowerCase();
+  const form = (o) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(o).toString() });
+  const ch = await answer(`${stack.rest}/api/v1/user/login`, form({ addr }));
+  assert.equal(ch.body.success, true, JSON.stringify(ch.body));
+  const typed = JSON.parse(ch.body.data.eip712Message);
+  const signature = await wallet.signTypedData(typed.domain, { data: typed.types.data }, typed.message);
+  const v = await answer(`${stack.rest}/api/v1/user/login/verify`, form({ addr, nonceHash: ch.body.data.nonceHash, signature }));
+  assert.equal(v.body.success, true, JSON.stringify(v.body));
+  return v.body.data.accessToken.token;
+}
+
+test("a deposit's q reads exactly with the parse docs/api.md shows", { timeout: 180_000 }, async () => {
+  const provider = new ethers.JsonRpcProvider(stack.chainRPC, 1337, { staticNetwork: true });
+  try {
+    const wallet = new ethers.Wallet(DEPOSITOR_KEY, provider);
+    const token = await login(wallet);
+    const { body: c } = await answer(`${stack.rest}/api/v1/p/funding/contractAddress`);
+    const collateral = new ethers.Contract(c.data.contractAddress, ['function deposit() payable'], wallet);
+    const wei = 10n ** 18n + 1n; // 1.000000000000000001 ETH: no double holds it
+    await (await collateral.deposit({ value: wei })).wait();
+
+    const text = await waitUntil('the deposit to be credited', async () => {
+      const r = await fetch(`${stack.rest}/api/v1/user/funding/deposits?limit=1`, { headers: { Authorization: `Bearer ${token}` } });
+      const t = await r.text();
+      return JSON.parse(t).data?.deposits?.length === 1 && t;
+    }, 120_000);
+    assert.match(text, /"q":1000000000000000001[,}]/, 'q is a bare JSON integer');
+    assert.notEqual(BigInt(JSON.parse(text).data.deposits[0].deposits[0].q), wei, 'JSON.parse alone keeps it exact');
+    // The documented way.
+    const body = JSON.parse(text.replace(/"q":(\d+)/g, '"q":"$1"'));
+    assert.equal(BigInt(body.data.deposits[0].deposits[0].q), wei);
+    assert.equal(body.data.deposits[0].senderAddress, wallet.address.toLowerCase());
+  } finally {
+    provider.destroy();
   }
 });
