@@ -204,7 +204,7 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 		now := time.Now()
 		msg := topics.OrderflowTx{
 			Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
-			Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixNano(),
+			Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixMilli(),
 		}
 		return of.PublishTx(ctx, o.producer, &msg, now)
 	})
@@ -237,7 +237,7 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 		return o.sendVersion(ctx, msg)
 	}
 	err = o.seen.Submit(ctx, hash, func() error {
-		msg.ReceivedAt = time.Now().UnixNano()
+		msg.ReceivedAt = time.Now().UnixMilli()
 		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
 	})
 	if err != nil {
@@ -256,7 +256,7 @@ func (o *Originators) sendVersion(ctx context.Context, msg topics.OrderflowOrigi
 	if msg.Originator == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "replacementUuid needs the partner endpoint /v1/<API_KEY>: a replacement group belongs to an account")
 	}
-	msg.ReceivedAt = time.Now().UnixNano()
+	msg.ReceivedAt = time.Now().UnixMilli()
 	err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle,
 		"obundle-"+msg.BundleHash+"-"+of.NewSubmissionID(), msg.Originator+"/"+msg.ReplacementUUID, msg)
 	if err != nil {
