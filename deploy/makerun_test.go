@@ -2,11 +2,13 @@ package deploy
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,23 +44,34 @@ func stopMakeTarget(t *testing.T, target string) {
 	}
 	mk := exec.Command("make", "--no-print-directory", target)
 	mk.Dir = ".."
-	mk.Env = append(os.Environ(), env...)
-	mk.Stdout, mk.Stderr = os.Stderr, os.Stderr
+	mk.Env = append(outsideMake(os.Environ()), env...)
+	var out bytes.Buffer // one writer for both: exec writes it from one goroutine at a time
+	mk.Stdout, mk.Stderr = &out, &out
+	// Once make has exited, Wait stops reading its output after a second
+	// even if a process it left behind holds the pipe.
+	mk.WaitDelay = time.Second
 	// A group of its own, as a job of an interactive shell: the signal
 	// below reaches make and nothing else.
 	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := mk.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- mk.Wait() }()
-	t.Cleanup(func() { _ = syscall.Kill(-mk.Process.Pid, syscall.SIGKILL) })
+	var waitErr error
+	exited := make(chan struct{}) // closed once make has exited and its output is all in out
+	go func() { waitErr = mk.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-mk.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if t.Failed() {
+			t.Logf("make %s said:\n%s", target, out.String())
+		}
+	})
 
 	admin := "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/readyz"
 	waitFor(t, "the stack to be ready", 10*time.Minute, func() bool {
 		select {
-		case err := <-exited:
-			t.Fatalf("make %s exited while starting: %v", target, err)
+		case <-exited:
+			t.Fatalf("make %s exited while starting: %v", target, waitErr)
 		default:
 		}
 		r, err := http.Get(admin)
@@ -81,6 +94,16 @@ func stopMakeTarget(t *testing.T, target string) {
 	for _, pid := range append(stack, postgres) {
 		waitFor(t, "process "+strconv.Itoa(pid)+" to end", time.Minute, func() bool { return !alive(pid) })
 	}
+}
+
+// outsideMake drops the variables a make running this test passes to its
+// children, so that the make started here is a top-level one, as typed in
+// a shell.
+func outsideMake(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "MAKEFLAGS" || name == "MFLAGS" || name == "MAKELEVEL"
+	})
 }
 
 // freePorts returns n distinct loopback ports the kernel reports free.
