@@ -11,11 +11,14 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: run run-kafka build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
 
 # run installs the PostgreSQL server binaries the private cluster needs
-# when they are missing, then builds and starts the stack.
+# when they are missing, then builds and starts the stack. The stack is
+# make's own child (exec, never a shell waiting on it): make hands the
+# SIGTERM it gets to its children, so `kill <pid of make>` stops the
+# stack in order, as Ctrl-C does.
 run:
 	@bash scripts/ensure-postgres.sh
 	@$(MAKE) --no-print-directory build-exchange
-	./bin/exchange
+	exec ./bin/exchange
 
 # The same dev stack on a local Apache Kafka broker (the pinned version,
 # one KRaft node from the jars scripts/ensure-kafka.sh resolves, after
@@ -24,7 +27,7 @@ run-kafka:
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-kafka.sh >/dev/null
 	@$(MAKE) --no-print-directory build-exchange
-	EMBEDDED_KAFKA=apache ./bin/exchange
+	exec env EMBEDDED_KAFKA=apache ./bin/exchange
 
 build-exchange:
 	@test -x bin/exchange || echo "building bin/exchange (the first build on a fresh machine downloads and compiles every module: a few minutes)"

@@ -129,9 +129,9 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 	}
 	origin := flow.NewOriginators(fc, keys, producer, flow.NewSeen(10*time.Minute))
 	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer})
-	rpc := func(name string, h jsonrpc.HandlerFunc) http.Handler {
+	rpc := func(name string, route func(*http.Request) *jsonrpc.Error, h jsonrpc.HandlerFunc) http.Handler {
 		return jsonrpc.Handler(jsonrpc.Config{Service: name, Logger: deps.Logger, Metrics: metrics,
-			MaxBody: 4 << 20, MaxInFlight: cfg.MaxInFlight}, h)
+			MaxBody: 4 << 20, MaxInFlight: cfg.MaxInFlight, Route: route}, h)
 	}
 	challenges := of.NewChallenges(deps.Pool)
 	accounts := flow.NewAccounts(flow.AccountsConfig{Product: cfg.Product, ChainID: cfg.Environment.ChainID,
@@ -141,8 +141,8 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 		sweepEvery = time.Minute
 	}
 	return &Orderflow{
-		originator: rpc("originator", origin.Call),
-		searcher:   rpc("searcher", search.Call),
+		originator: rpc("originator", flow.Route, origin.Call),
+		searcher:   rpc("searcher", nil, search.Call),
 		accounts:   accounts.Handler(),
 		producer:   producer,
 		challenges: challenges,

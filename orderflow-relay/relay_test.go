@@ -101,7 +101,7 @@ func publish(t *testing.T, p *kgo.Client, nonce uint64) string {
 		t.Fatal(err)
 	}
 	m := topics.OrderflowTx{Hash: tx.Hash.Hex(), Raw: tx.Raw, Tx: tx.Decoded, Refund: topics.RefundPolicy{Percent: 90},
-		Method: "eth_sendRawTransaction", ReceivedAt: time.Now().UnixNano()}
+		Method: "eth_sendRawTransaction", ReceivedAt: time.Now().UnixMilli()}
 	if err := of.PublishTx(t.Context(), p, &m, time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -38,12 +38,14 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 	return nil
 }
 
-// handler sends GET /ws to the WebSocket and everything else to the
-// engine. Every read answers HEAD as it answers GET, without the body.
+// handler sends GET /ws to the WebSocket, whose answers carry an
+// X-Request-ID as the engine's do, and everything else to the engine.
+// Every read answers HEAD as it answers GET, without the body.
 func (s *Service) handler() http.Handler {
+	live := httpx.WithRequestID(s.live)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == liveRoute.Path && r.Method == liveRoute.Method {
-			s.live.ServeHTTP(w, r)
+			live.ServeHTTP(w, r)
 			return
 		}
 		if r.Method == http.MethodHead {

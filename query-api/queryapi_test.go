@@ -196,3 +196,50 @@ func TestReferenceAnswers503WhilePostgresDown(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestRefusedWebSocketCarriesRequestID: GET /ws refused before the upgrade
+// (no upgrade, a bad bearer) answers the error envelope with an
+// X-Request-ID, the client's own when it sent one, as every answer does
+// (docs/codes.md).
+func TestRefusedWebSocketCarriesRequestID(t *testing.T) {
+	s, _ := newService(t, "hoodi", "", nil)
+	upgrade := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+		mine    string // X-Request-ID sent
+	}{
+		{"no upgrade", nil, http.StatusBadRequest, ""},
+		{"bad bearer", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized, "client-7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/ws", nil)
+			for k, v := range tc.headers {
+				req.Header.Set(k, v)
+			}
+			if tc.status == http.StatusUnauthorized {
+				for k, v := range upgrade {
+					req.Header.Set(k, v)
+				}
+			}
+			if tc.mine != "" {
+				req.Header.Set("X-Request-ID", tc.mine)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			var body struct {
+				Success *bool `json:"success"`
+				Code    int   `json:"code"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != tc.status || body.Success == nil || *body.Success {
+				t.Fatalf("HTTP %d %s, want %d and the error envelope", rec.Code, rec.Body, tc.status)
+			}
+			id := rec.Header().Get("X-Request-ID")
+			if id == "" || tc.mine != "" && id != tc.mine {
+				t.Fatalf("X-Request-ID %q, sent %q", id, tc.mine)
+			}
+		})
+	}
+}

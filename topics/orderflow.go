@@ -1,9 +1,11 @@
 package topics
 
-// OrderflowVersion is the payload version of every private-orderflow
-// message (orderflow.tx, orderflow.originator_bundle,
-// orderflow.searcher_bundle, orderflow.tx_status, orderflow.bundle_status,
-// orderflow.refund).
+import "time"
+
+// OrderflowVersion is the payload version of the private-orderflow
+// lifecycle and refund messages (orderflow.tx_status,
+// orderflow.bundle_status, orderflow.refund); the submissions have
+// OrderflowSubmissionVersion.
 //
 // Hashes and addresses are lower-case 0x hex; quantities inside a decoded
 // transaction are 0x hex quantities as in Ethereum JSON-RPC; wei amounts
@@ -19,6 +21,23 @@ package topics
 // and "rf-<txHash>-<bundleHash8>-<status>-<block>-<hash8>" (hash8: the
 // first four bytes of a hash, in hex).
 const OrderflowVersion = 1
+
+// OrderflowSubmissionVersion is the payload version of the submissions:
+// orderflow.tx, orderflow.originator_bundle and orderflow.searcher_bundle.
+// Version 2 gives receivedAt in UNIX milliseconds, the unit of every
+// other time of the log and of the tracking reads; version 1 gave UNIX
+// nanoseconds, and is otherwise the same. Producers write version 2;
+// readers read both, through SubmissionReceivedAt.
+const OrderflowSubmissionVersion = 2
+
+// SubmissionReceivedAt is the instant a submission's receivedAt names in
+// payload version (1: nanoseconds, 2 and later: milliseconds).
+func SubmissionReceivedAt(version int, receivedAt int64) time.Time {
+	if version == 1 {
+		return time.Unix(0, receivedAt)
+	}
+	return time.UnixMilli(receivedAt)
+}
 
 // Transaction lifecycle states (decisions.md "Private orderflow").
 const (
@@ -116,8 +135,8 @@ type OrderflowTx struct {
 	Originator string       `json:"originator"`
 	Refund     RefundPolicy `json:"refund"`
 	Method     string       `json:"method"`
-	// ReceivedAt is when ingress accepted it, UNIX nanoseconds, so the
-	// fan-out latency can be measured end to end.
+	// ReceivedAt is when ingress accepted it, UNIX milliseconds
+	// (OrderflowSubmissionVersion).
 	ReceivedAt int64 `json:"receivedAt"`
 }
 
@@ -151,7 +170,7 @@ type OrderflowOriginatorBundle struct {
 	ReplacementUUID string       `json:"replacementUuid,omitempty"`
 	Originator      string       `json:"originator"`
 	Refund          RefundPolicy `json:"refund"`
-	ReceivedAt      int64        `json:"receivedAt"` // UNIX nanoseconds
+	ReceivedAt      int64        `json:"receivedAt"` // UNIX milliseconds
 }
 
 // OrderflowSearcherBundle is the payload of TypeOrderflowSearcherBundle:
@@ -170,7 +189,7 @@ type OrderflowSearcherBundle struct {
 	// BackrunOf is the originator transaction the bundle starts with, when
 	// its first element is a bare hash.
 	BackrunOf  string `json:"backrunOf,omitempty"`
-	ReceivedAt int64  `json:"receivedAt"` // UNIX nanoseconds
+	ReceivedAt int64  `json:"receivedAt"` // UNIX milliseconds
 }
 
 // OrderflowTxStatus is the payload of TypeOrderflowTxStatus. Key: Hash.

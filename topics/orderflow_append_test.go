@@ -27,7 +27,7 @@ func decodedSamples() []DecodedTx {
 func TestOrderflowTxAppendJSON(t *testing.T) {
 	for _, d := range decodedSamples() {
 		m := OrderflowTx{Hash: d.Hash, Raw: "0x02f8", Tx: d, Originator: "0xab", Refund: RefundPolicy{Recipient: "0xcd", Percent: 90},
-			Method: "eth_sendRawTransaction", ReceivedAt: 1_700_000_000_123_456_789}
+			Method: "eth_sendRawTransaction", ReceivedAt: 1_700_000_000_123}
 		want, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)

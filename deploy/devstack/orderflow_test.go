@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math/big"
@@ -15,9 +16,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/deploy/devchain"
+	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/topics"
 )
 
 func postJSON(t *testing.T, url string, body any, header map[string]string) (int, map[string]any) {
@@ -189,6 +193,19 @@ func TestOrderflowEndToEnd(t *testing.T) {
 	})
 	waitFor(t, "bundle INCLUDED", func() bool { return bundleStatus() == "INCLUDED" })
 
+	// receivedAt is one instant in one unit: the tracking reads answer the
+	// number the submission records carry.
+	for _, sub := range []struct{ topic, hash, read string }{
+		{topics.OrderflowTxs, txHash, "/v1/tx/" + txHash},
+		{topics.OrderflowBundles, bundleHash, "/v1/bundle?hash=" + bundleHash},
+	} {
+		version, recorded := s.submissionReceivedAt(t, sub.topic, sub.hash)
+		read, _ := getJSON(t, a.Orderflow+sub.read)["data"].(map[string]any)["receivedAt"].(float64)
+		if version != topics.OrderflowSubmissionVersion || recorded == 0 || int64(read) != recorded {
+			t.Errorf("%s: record version %d receivedAt %d, %s receivedAt %.0f", sub.hash, version, recorded, sub.read, read)
+		}
+	}
+
 	refund := func(list string) map[string]any {
 		d := getJSON(t, a.Orderflow+"/v1/"+originatorKey+"/refunds")["data"].(map[string]any)
 		if l := d[list].([]any); len(l) == 1 {
@@ -231,4 +248,37 @@ func TestOrderflowEndToEnd(t *testing.T) {
 	if st, _ := postJSON(t, a.Searcher+"/v1/"+searcherKey, rpc("eth_cancelBundle", map[string]any{"replacementUuid": "0b4e0b2c-6f5a-4b6c-9d8e-1f2a3b4c5d6e"}), nil); st != 401 {
 		t.Fatalf("revoked key answered %d", st)
 	}
+}
+
+// submissionReceivedAt reads topic from its start until the submission
+// record of hash (a transaction's or a bundle's), and returns its payload
+// version and receivedAt.
+func (s *running) submissionReceivedAt(t *testing.T, topic, hash string) (int, int64) {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: s.brokers, ClientID: "submission-reader"},
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var version int
+	var receivedAt int64
+	for ctx.Err() == nil && receivedAt == 0 {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			e, err := kafka.DecodeRecord(r)
+			if err != nil {
+				return
+			}
+			var p struct {
+				Hash, BundleHash string
+				ReceivedAt       int64
+			}
+			if json.Unmarshal(e.Data, &p) == nil && (p.Hash == hash || p.BundleHash == hash) {
+				version, receivedAt = e.Version, p.ReceivedAt
+			}
+		})
+	}
+	return version, receivedAt
 }

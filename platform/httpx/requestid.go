@@ -3,6 +3,7 @@ package httpx
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 
@@ -38,15 +39,32 @@ func (s *idSource) next() string {
 // puts it on the response before anything else can answer.
 func requestIDMiddleware(ids *idSource) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader(HeaderRequestID)
-		if !validRequestID(id) {
-			id = ids.next()
-		}
 		// The response header is the one place the id is kept: a context
 		// key would allocate gin's Keys map on every request.
-		c.Writer.Header()[canonicalRequestID] = []string{id}
+		ids.assign(c.Writer.Header(), c.GetHeader(HeaderRequestID))
 		c.Next()
 	}
+}
+
+// assign puts on the response headers h the client's id when it is
+// well-formed, else a new one.
+func (s *idSource) assign(h http.Header, client string) {
+	id := client
+	if !validRequestID(id) {
+		id = s.next()
+	}
+	h[canonicalRequestID] = []string{id}
+}
+
+// WithRequestID gives every response of next an X-Request-ID as the
+// engine's middleware does, for a handler served beside the engine (the
+// WebSocket upgrade, whose refusals are answers like any other).
+func WithRequestID(next http.Handler) http.Handler {
+	ids := newIDSource()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ids.assign(w.Header(), r.Header.Get(HeaderRequestID))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // validRequestID accepts visible ASCII up to a bounded length, so a client

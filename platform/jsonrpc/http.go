@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -39,10 +40,16 @@ type Config struct {
 	MaxBody     int64         // largest request body in bytes (default 1 MiB)
 	MaxInFlight int           // concurrent requests before 429 (default 1024)
 	Timeout     time.Duration // per-request deadline (default 10s)
+	// Route, when set, tells whether the endpoint serves the request's
+	// path: the Error it returns (a 404) is the answer, before the method,
+	// the headers or the body are looked at, so an unknown path answers
+	// the same whatever was sent to it (404 unless the Error names a
+	// status).
+	Route func(r *http.Request) *Error
 }
 
 // Handler serves POST requests of JSON-RPC 2.0 bodies with handle. The
-// rules, in order: POST only (400 otherwise); Content-Type application/json
+// rules, in order: a path Route serves (its Error otherwise); POST only (400 otherwise); Content-Type application/json
 // (415); at most MaxInFlight concurrent requests (429 with Retry-After);
 // a body of at most MaxBody bytes (413); then Parse. Errors are JSON-RPC
 // error responses with HTTP 200 except where a status is named above or
@@ -76,6 +83,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request, requestID string) (method string, code int) {
+	if s.cfg.Route != nil {
+		if e := s.cfg.Route(r); e != nil {
+			return "-", s.fail(w, cmp.Or(e.HTTPStatus, http.StatusNotFound), nullID, e)
+		}
+	}
 	if r.Method != http.MethodPost {
 		return "-", s.fail(w, http.StatusBadRequest, nullID, Errorf(CodeInvalidRequest, "use HTTP POST with a JSON-RPC body"))
 	}

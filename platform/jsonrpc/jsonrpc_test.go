@@ -56,7 +56,13 @@ func TestParse(t *testing.T) {
 }
 
 func TestHandler(t *testing.T) {
-	h := Handler(Config{Service: "test", Logger: slog.New(slog.DiscardHandler), MaxBody: 200},
+	route := func(r *http.Request) *Error {
+		if r.URL.Path == "/elsewhere" {
+			return Errorf(CodeInvalidRequest, "unknown path")
+		}
+		return nil
+	}
+	h := Handler(Config{Service: "test", Logger: slog.New(slog.DiscardHandler), MaxBody: 200, Route: route},
 		func(ctx context.Context, call Call) (any, error) {
 			switch call.Req.Method {
 			case "ok":
@@ -73,23 +79,25 @@ func TestHandler(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	cases := []struct {
-		name, method, ctype, body string
-		status                    int
-		want                      string
+		name, path, method, ctype, body string
+		status                          int
+		want                            string
 	}{
-		{"result", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ok","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"result":{"x":"y"}}`},
-		{"null result", "POST", "application/json; charset=utf-8", `{"jsonrpc":"2.0","id":"q","method":"null","params":[0]}`, 200, `{"jsonrpc":"2.0","id":"q","result":null}`},
-		{"unknown method", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"nope","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method nope not found"}}`},
-		{"internal", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"boom","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}`},
-		{"wrong content type", "POST", "text/plain", `{}`, 415, `"code":-32600`},
-		{"GET", "GET", "application/json", ``, 400, `"code":-32600`},
-		{"too large", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ok","params":["` + strings.Repeat("a", 300) + `"]}`, 413, `"code":-32600`},
-		{"parse error", "POST", "application/json", `{`, 200, `"code":-32700`},
-		{"unavailable", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"busy","params":[0]}`, 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"busy"}}`},
+		{"result", "/", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ok","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"result":{"x":"y"}}`},
+		{"null result", "/", "POST", "application/json; charset=utf-8", `{"jsonrpc":"2.0","id":"q","method":"null","params":[0]}`, 200, `{"jsonrpc":"2.0","id":"q","result":null}`},
+		{"unknown method", "/", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"nope","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method nope not found"}}`},
+		{"internal", "/", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"boom","params":[0]}`, 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}`},
+		{"wrong content type", "/", "POST", "text/plain", `{}`, 415, `"code":-32600`},
+		{"GET", "/", "GET", "application/json", ``, 400, `"code":-32600`},
+		{"too large", "/", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ok","params":["` + strings.Repeat("a", 300) + `"]}`, 413, `"code":-32600`},
+		{"parse error", "/", "POST", "application/json", `{`, 200, `"code":-32700`},
+		{"unknown path, bad body", "/elsewhere", "POST", "application/json", `{`, 404, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unknown path"}}`},
+		{"unknown path, GET", "/elsewhere", "GET", "text/plain", ``, 404, `"message":"unknown path"`},
+		{"unavailable", "/", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"busy","params":[0]}`, 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"busy"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(c.method, srv.URL, strings.NewReader(c.body))
+			req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
 			req.Header.Set("Content-Type", c.ctype)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

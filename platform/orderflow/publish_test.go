@@ -33,7 +33,7 @@ func TestPublishTxIsPublish(t *testing.T) {
 	if err := PublishTx(context.Background(), fast, &m, at); err != nil {
 		t.Fatal(err)
 	}
-	e, err := topics.NewEnvelope(topics.TypeOrderflowTx, topics.OrderflowVersion, "tx-"+m.Hash, at, m)
+	e, err := topics.NewEnvelope(topics.TypeOrderflowTx, topics.OrderflowSubmissionVersion, "tx-"+m.Hash, at, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,10 @@ type Producer interface {
 	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
 }
 
-// Publish encodes payload in an envelope and produces it synchronously.
+// Publish encodes a submission payload (topics.OrderflowSubmissionVersion)
+// in an envelope and produces it synchronously.
 func Publish(ctx context.Context, p Producer, topic, typ, id, key string, payload any) error {
-	e, err := topics.NewEnvelope(typ, topics.OrderflowVersion, id, time.Now(), payload)
+	e, err := topics.NewEnvelope(typ, topics.OrderflowSubmissionVersion, id, time.Now(), payload)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func Publish(ctx context.Context, p Producer, topic, typ, id, key string, payloa
 // It is Publish for the hottest message: the payload is encoded without
 // reflection.
 func PublishTx(ctx context.Context, p Producer, m *topics.OrderflowTx, at time.Time) error {
-	value := topics.AppendEnvelopeHead(make([]byte, 0, 1536), topics.TypeOrderflowTx, topics.OrderflowVersion, "tx-"+m.Hash, at.UnixMilli())
+	value := topics.AppendEnvelopeHead(make([]byte, 0, 1536), topics.TypeOrderflowTx, topics.OrderflowSubmissionVersion, "tx-"+m.Hash, at.UnixMilli())
 	value = append(m.AppendJSON(value), '}')
 	rec := &kgo.Record{Topic: topics.OrderflowTxs, Key: []byte(m.Hash), Value: value, Headers: txHeaders}
 	if err := p.ProduceSync(ctx, rec).FirstErr(); err != nil {
@@ -59,7 +60,7 @@ func PublishTx(ctx context.Context, p Producer, m *topics.OrderflowTx, at time.T
 // changed).
 var txHeaders = []kgo.RecordHeader{
 	{Key: topics.HeaderType, Value: []byte(topics.TypeOrderflowTx)},
-	{Key: topics.HeaderVersion, Value: []byte(strconv.Itoa(topics.OrderflowVersion))},
+	{Key: topics.HeaderVersion, Value: []byte(strconv.Itoa(topics.OrderflowSubmissionVersion))},
 }
 
 // Searcher methods (interface.md "Private orderflow: searchers").
@@ -106,7 +107,7 @@ func (m SearcherMethods) sendBundle(ctx context.Context, who Identity, param jso
 	}
 	sb := topics.OrderflowSearcherBundle{
 		SubmissionID: newSubmissionID(), BundleHash: b.Hash.Hex(), Searcher: who.Address,
-		ReplacementUUID: b.ReplacementUUID, Terms: b.Terms, ReceivedAt: time.Now().UnixNano(),
+		ReplacementUUID: b.ReplacementUUID, Terms: b.Terms, ReceivedAt: time.Now().UnixMilli(),
 	}
 	for _, it := range b.Txs {
 		sb.Txs = append(sb.Txs, it.Wire())
@@ -153,7 +154,7 @@ func ParseCancel(param json.RawMessage) (string, error) {
 func (m SearcherMethods) publishCancel(ctx context.Context, who Identity, uuid string) error {
 	sb := topics.OrderflowSearcherBundle{
 		SubmissionID: newSubmissionID(), Searcher: who.Address, ReplacementUUID: uuid,
-		Cancel: true, Txs: []topics.BundleTx{}, ReceivedAt: time.Now().UnixNano(),
+		Cancel: true, Txs: []topics.BundleTx{}, ReceivedAt: time.Now().UnixMilli(),
 	}
 	if err := Publish(ctx, m.Producer, topics.OrderflowBundles, topics.TypeOrderflowSearcherBundle,
 		"sbundle-"+sb.SubmissionID, searcherKey(sb), sb); err != nil {

@@ -129,13 +129,22 @@ func TxParam(method string, param json.RawMessage) (string, error) {
 // present reports whether an optional member was sent with a value.
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
+// Route refuses a path other than /v1 and /v1/<API_KEY> with 404 before
+// anything else of the request is read (jsonrpc.Config.Route).
+func Route(r *http.Request) *jsonrpc.Error {
+	if _, ok := PathKey(r.URL.Path); !ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown path; use /v1 or /v1/<API_KEY>", HTTPStatus: http.StatusNotFound}
+	}
+	return nil
+}
+
 // authenticate reads the optional key of /v1/<API_KEY>; "" is the open
 // endpoint.
 func (o *Originators) authenticate(ctx context.Context, r *http.Request) (string, error) {
-	key, ok := PathKey(r.URL.Path)
-	if !ok {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown path; use /v1 or /v1/<API_KEY>", HTTPStatus: http.StatusNotFound}
+	if e := Route(r); e != nil {
+		return "", e
 	}
+	key, _ := PathKey(r.URL.Path)
 	if key == "" {
 		return "", nil
 	}
@@ -195,7 +204,7 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 		now := time.Now()
 		msg := topics.OrderflowTx{
 			Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
-			Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixNano(),
+			Refund: o.policy(tx.Decoded.From, refund), Method: method, ReceivedAt: now.UnixMilli(),
 		}
 		return of.PublishTx(ctx, o.producer, &msg, now)
 	})
@@ -228,7 +237,7 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 		return o.sendVersion(ctx, msg)
 	}
 	err = o.seen.Submit(ctx, hash, func() error {
-		msg.ReceivedAt = time.Now().UnixNano()
+		msg.ReceivedAt = time.Now().UnixMilli()
 		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
 	})
 	if err != nil {
@@ -247,7 +256,7 @@ func (o *Originators) sendVersion(ctx context.Context, msg topics.OrderflowOrigi
 	if msg.Originator == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "replacementUuid needs the partner endpoint /v1/<API_KEY>: a replacement group belongs to an account")
 	}
-	msg.ReceivedAt = time.Now().UnixNano()
+	msg.ReceivedAt = time.Now().UnixMilli()
 	err := of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle,
 		"obundle-"+msg.BundleHash+"-"+of.NewSubmissionID(), msg.Originator+"/"+msg.ReplacementUUID, msg)
 	if err != nil {

@@ -94,13 +94,13 @@ func txRecordOf(t testing.TB, raw string, refund topics.RefundPolicy) *kgo.Recor
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := topics.OrderflowTx{Hash: tx.Hash.Hex(), Raw: tx.Raw, Tx: tx.Decoded, Refund: refund, Method: "eth_sendRawTransaction", ReceivedAt: time.Now().UnixNano()}
+	m := topics.OrderflowTx{Hash: tx.Hash.Hex(), Raw: tx.Raw, Tx: tx.Decoded, Refund: refund, Method: "eth_sendRawTransaction", ReceivedAt: time.Now().UnixMilli()}
 	return newRecord(t, topics.OrderflowTxs, topics.TypeOrderflowTx, "tx-"+m.Hash, m.Hash, m)
 }
 
 func newRecord(t testing.TB, topic, typ, id, key string, payload any) *kgo.Record {
 	t.Helper()
-	e, err := topics.NewEnvelope(typ, topics.OrderflowVersion, id, time.Now(), payload)
+	e, err := topics.NewEnvelope(typ, topics.OrderflowSubmissionVersion, id, time.Now(), payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func originatorRecord(t testing.TB, originator, uuid string, raws ...string) *kg
 		t.Fatal(err)
 	}
 	m := topics.OrderflowOriginatorBundle{BundleHash: b.Hash.Hex(), ReplacementUUID: uuid, Originator: originator,
-		Refund: topics.RefundPolicy{Recipient: b.Txs[0].Tx.Decoded.From, Percent: 90}, ReceivedAt: time.Now().UnixNano()}
+		Refund: topics.RefundPolicy{Recipient: b.Txs[0].Tx.Decoded.From, Percent: 90}, ReceivedAt: time.Now().UnixMilli()}
 	for _, it := range b.Txs {
 		m.Txs = append(m.Txs, it.Wire())
 	}

@@ -162,7 +162,7 @@ func (p *plan) add(rec record) {
 	case rec.tx != nil:
 		m := rec.tx
 		p.txs = append(p.txs, txRow{hash: lower(m.Hash), originator: m.Originator, sender: sender(m.Tx), raw: m.Raw,
-			decoded: string(m.Tx), method: m.Method, refund: m.Refund, received: time.Unix(0, m.ReceivedAt)})
+			decoded: string(m.Tx), method: m.Method, refund: m.Refund, received: rec.received})
 		p.origins[lower(m.Hash)] = origin{raw: m.Raw, refund: m.Refund}
 		p.actions = append(p.actions, action{job: &job{bundle: Bundle{Txs: []string{m.Raw},
 			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}, src: rec.src}})
@@ -174,7 +174,7 @@ func (p *plan) add(rec record) {
 			RefundPercent: m.Refund.Percent, RefundRecipient: m.Refund.Recipient}
 		for _, t := range m.Txs {
 			p.txs = append(p.txs, txRow{hash: lower(t.Hash), originator: m.Originator, sender: lower(t.Tx.From), raw: t.Raw,
-				decoded: encodeDecoded(t.Tx), method: "eth_sendBundle", refund: m.Refund, bundle: &hash, received: time.Unix(0, m.ReceivedAt)})
+				decoded: encodeDecoded(t.Tx), method: "eth_sendBundle", refund: m.Refund, bundle: &hash, received: rec.received})
 			p.origins[lower(t.Hash)] = origin{raw: t.Raw, refund: m.Refund}
 			b.Txs = append(b.Txs, t.Raw)
 		}
@@ -185,7 +185,7 @@ func (p *plan) add(rec record) {
 			b.ReplacementUUID = ""
 		}
 		row := storedBundle{hash: hash, kind: "originator", owner: lower(m.Originator), uuid: m.ReplacementUUID, grouped: grouped,
-			txHashes: hashesOf(m.Txs), received: time.Unix(0, m.ReceivedAt), src: rec.src, request: b}
+			txHashes: hashesOf(m.Txs), received: rec.received, src: rec.src, request: b}
 		j := &job{bundleHash: hash, bundle: b, src: rec.src}
 		if grouped {
 			j.group = groupKey{row.owner, m.ReplacementUUID}
@@ -196,7 +196,7 @@ func (p *plan) add(rec record) {
 		m := rec.sb
 		p.bundles = append(p.bundles, storedBundle{hash: lower(m.BundleHash), kind: "searcher", owner: lower(m.Searcher),
 			uuid: m.ReplacementUUID, grouped: m.ReplacementUUID != "", backrunOf: lower(m.BackrunOf), txHashes: hashesOf(m.Txs),
-			received: time.Unix(0, m.ReceivedAt), src: rec.src, request: searcherRequest(m), cancel: m.Cancel})
+			received: rec.received, src: rec.src, request: searcherRequest(m), cancel: m.Cancel})
 		p.actions = append(p.actions, action{sb: m, src: rec.src})
 	}
 }

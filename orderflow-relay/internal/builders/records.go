@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -27,10 +28,11 @@ type txRecord struct {
 
 // record is one decoded orderflow record; exactly one payload is set.
 type record struct {
-	tx  *txRecord
-	ob  *topics.OrderflowOriginatorBundle
-	sb  *topics.OrderflowSearcherBundle
-	src source // set by the caller
+	tx       *txRecord
+	ob       *topics.OrderflowOriginatorBundle
+	sb       *topics.OrderflowSearcherBundle
+	received time.Time // the payload's receivedAt, whatever its version's unit
+	src      source    // set by the caller
 }
 
 // errSkip marks a record of a type the forwarder does not handle.
@@ -45,16 +47,20 @@ func decodeRecord(r *kgo.Record) (record, error) {
 	if !ok {
 		return record{}, errors.New("record without type and version headers")
 	}
-	if version != topics.OrderflowVersion {
-		return record{}, fmt.Errorf("%s version %d, this relay reads %d", typ, version, topics.OrderflowVersion)
+	// Version 1 differs only in receivedAt's unit; records of it are
+	// still in the log after an upgrade, or come from an ingress not yet
+	// upgraded.
+	if version != 1 && version != topics.OrderflowSubmissionVersion {
+		return record{}, fmt.Errorf("%s version %d, this relay reads 1 and %d", typ, version, topics.OrderflowSubmissionVersion)
 	}
 	var rec record
 	var err error
+	var receivedAt int64
 	switch typ {
 	case topics.TypeOrderflowTx:
 		var env struct{ Data txRecord }
 		err = json.Unmarshal(r.Value, &env)
-		rec.tx = &env.Data
+		rec.tx, receivedAt = &env.Data, env.Data.ReceivedAt
 		if err == nil {
 			err = checkTx(env.Data)
 		}
@@ -63,7 +69,7 @@ func decodeRecord(r *kgo.Record) (record, error) {
 			Data topics.OrderflowOriginatorBundle
 		}
 		err = json.Unmarshal(r.Value, &env)
-		rec.ob = &env.Data
+		rec.ob, receivedAt = &env.Data, env.Data.ReceivedAt
 		if err == nil {
 			err = checkOriginatorBundle(env.Data)
 		}
@@ -72,7 +78,7 @@ func decodeRecord(r *kgo.Record) (record, error) {
 			Data topics.OrderflowSearcherBundle
 		}
 		err = json.Unmarshal(r.Value, &env)
-		rec.sb = &env.Data
+		rec.sb, receivedAt = &env.Data, env.Data.ReceivedAt
 		if err == nil {
 			err = checkSearcherBundle(env.Data)
 		}
@@ -85,6 +91,7 @@ func decodeRecord(r *kgo.Record) (record, error) {
 	if err != nil {
 		return record{}, fmt.Errorf("%s: %w", typ, err)
 	}
+	rec.received = topics.SubmissionReceivedAt(version, receivedAt)
 	return rec, nil
 }
 

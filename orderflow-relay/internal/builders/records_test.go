@@ -2,8 +2,11 @@ package builders
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -82,4 +85,61 @@ func TestUnstorableRecordsDoNotHoldTheForwarder(t *testing.T) {
 	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM orderflow_txs WHERE hash = $1`, txHash(t, good)).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("the good transaction stored %d times, %v", n, err)
 	}
+}
+
+// TestDecodeRecordReadsBothReceivedAtUnits: a submission of version 1
+// (receivedAt in UNIX nanoseconds, still in the log after an upgrade) and
+// one of version 2 (milliseconds) that name the same instant are read as
+// that instant; a version this relay does not know is refused.
+func TestDecodeRecordReadsBothReceivedAtUnits(t *testing.T) {
+	at := time.UnixMilli(1_795_763_400_087)
+	for _, tc := range []struct {
+		name       string
+		version    int
+		receivedAt int64
+	}{
+		{"version 1, nanoseconds", 1, at.UnixNano()},
+		{"version 2, milliseconds", 2, at.UnixMilli()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for typ, r := range map[string]*kgo.Record{
+				topics.TypeOrderflowTx:               txRecordOf(t, signed(t, 30, 0), topics.RefundPolicy{Percent: 90}),
+				topics.TypeOrderflowOriginatorBundle: originatorRecord(t, "", "", signed(t, 31, 0)),
+				topics.TypeOrderflowSearcherBundle:   searcherRecord(t, "eth_cancelBundle", map[string]any{"replacementUuid": group}),
+			} {
+				rec, err := decodeRecord(receivedAtOf(t, r, tc.version, tc.receivedAt))
+				if err != nil || !rec.received.Equal(at) {
+					t.Fatalf("%s: received %v (%v), want %v", typ, rec.received, err, at)
+				}
+			}
+		})
+	}
+	r := receivedAtOf(t, txRecordOf(t, signed(t, 32, 0), topics.RefundPolicy{Percent: 90}), 3, at.UnixMilli())
+	if _, err := decodeRecord(r); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Fatalf("version 3: %v, want it refused", err)
+	}
+}
+
+// receivedAtOf returns r as written with payload version and receivedAt.
+func receivedAtOf(t *testing.T, r *kgo.Record, version int, receivedAt int64) *kgo.Record {
+	t.Helper()
+	c := *r
+	c.Value = regexp.MustCompile(`"receivedAt":\d+`).ReplaceAll(r.Value, []byte(`"receivedAt":`+strconv.FormatInt(receivedAt, 10)))
+	c.Value = bytes.Replace(c.Value, []byte(`"version":2`), []byte(`"version":`+strconv.Itoa(version)), 1)
+	c.Headers = []kgo.RecordHeader{{Key: topics.HeaderType, Value: kafkaHeader(r, topics.HeaderType)},
+		{Key: topics.HeaderVersion, Value: []byte(strconv.Itoa(version))}}
+	if bytes.Equal(c.Value, r.Value) {
+		t.Fatalf("record %s has no receivedAt to replace", r.Value)
+	}
+	return &c
+}
+
+// kafkaHeader returns the value of r's header key.
+func kafkaHeader(r *kgo.Record, key string) []byte {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return h.Value
+		}
+	}
+	return nil
 }

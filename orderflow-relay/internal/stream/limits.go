@@ -59,8 +59,14 @@ const refuseRetryAfter = "1"
 // refuse answers an upgrade over a socket limit: 429 with Retry-After
 // and the JSON-RPC error -32000 naming the limit.
 func refuse(w http.ResponseWriter, refusal string) {
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", refuseRetryAfter)
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = w.Write(jsonrpc.EncodeError(nil, jsonrpc.Errorf(jsonrpc.CodeRule, "%s", refusal)))
+	fail(w, http.StatusTooManyRequests, jsonrpc.Errorf(jsonrpc.CodeRule, "%s", refusal))
+}
+
+// fail answers a request refused before the upgrade with HTTP status and
+// the JSON-RPC error e (id null: no request was read).
+func fail(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.EncodeError(nil, e))
 }

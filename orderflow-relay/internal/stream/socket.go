@@ -63,40 +63,48 @@ type Server struct {
 	methods  of.SearcherMethods
 	log      *slog.Logger
 	upgrader websocket.Upgrader
+	handler  http.Handler // serve behind an X-Request-ID
 }
 
 // NewServer returns the endpoint over hub.
 func NewServer(cfg Config, hub *Hub, keys *of.Keys, methods of.SearcherMethods, log *slog.Logger) *Server {
 	cfg = cfg.withDefaults()
-	return &Server{cfg: cfg, hub: hub, slots: newSlots(cfg.SocketsPerKey, cfg.MaxSockets), keys: keys, methods: methods, log: log,
+	s := &Server{cfg: cfg, hub: hub, slots: newSlots(cfg.SocketsPerKey, cfg.MaxSockets), keys: keys, methods: methods, log: log,
 		upgrader: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384,
 			CheckOrigin: func(*http.Request) bool { return true }}} // API-key auth, not cookies: any origin
+	s.handler = jsonrpc.WithRequestID(http.HandlerFunc(s.serve))
+	return s
 }
 
 // ServeHTTP authenticates the key in the path, takes a place within the
-// socket limits and upgrades.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// socket limits and upgrades. Every answer carries an X-Request-ID; a
+// refusal is a JSON-RPC error, as the searcher's HTTP endpoint answers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	key, ok := strings.CutPrefix(strings.TrimSuffix(r.URL.Path, "/"), "/v1/")
 	if !ok || key == "" || strings.Contains(key, "/") {
-		http.Error(w, `{"error":"connect to /v1/<API_KEY>"}`, http.StatusNotFound)
+		fail(w, http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "unknown path; connect to /v1/<API_KEY>"))
 		return
 	}
 	who, err := s.keys.Lookup(r.Context(), key)
 	if err != nil {
-		status := http.StatusUnauthorized
 		if !errors.Is(err, of.ErrUnknownKey) {
-			s.log.Error("searcher key lookup", "error", err)
-			status = http.StatusServiceUnavailable
+			s.log.Error("searcher key lookup", "request_id", jsonrpc.RequestID(w), "error", err)
+			w.Header().Set("Retry-After", refuseRetryAfter)
+			fail(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeRule, "API keys cannot be checked now; retry later"))
+			return
 		}
-		http.Error(w, `{"error":"unknown or revoked API key"}`, status)
+		fail(w, http.StatusUnauthorized, jsonrpc.Errorf(jsonrpc.CodeRule, "unknown or revoked API key"))
 		return
 	}
 	if !who.Has(of.RoleSearcher) {
-		http.Error(w, `{"error":"this API key has no searcher role"}`, http.StatusForbidden)
+		fail(w, http.StatusForbidden, jsonrpc.Errorf(jsonrpc.CodeRule, "this API key has no searcher role"))
 		return
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		http.Error(w, `{"error":"open a WebSocket here; send bundles with HTTP POST"}`, http.StatusBadRequest)
+		fail(w, http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"GET opens a WebSocket: send Connection: Upgrade and Upgrade: websocket; send bundles with HTTP POST"))
 		return
 	}
 	if refusal := s.slots.take(who.KeyHash); refusal != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
@@ -57,37 +58,74 @@ func (e *env) key(t *testing.T, n int) (string, of.Identity) {
 }
 
 // TestUpgradeRejectsUnknownAndRevokedKeys: no socket opens without a live
-// key; the answer is the HTTP status of the rule, before any upgrade.
+// key; the answer, before any upgrade, is the HTTP status of the rule
+// with a JSON-RPC error and an X-Request-ID, as docs/orderflow.md says.
+// A GET with a live key but no upgrade is a bad request.
 func TestUpgradeRejectsUnknownAndRevokedKeys(t *testing.T) {
 	e := newEnv(t, Config{})
 	revoked, id := e.key(t, 1)
 	if err := e.store.Revoke(t.Context(), id.KeyHash); err != nil {
 		t.Fatal(err)
 	}
+	live, _ := e.key(t, 2)
 	unknown, _ := of.NewKey()
 	for _, tc := range []struct {
-		name, path string
-		status     int
+		name, path   string
+		upgrade      bool
+		status, code int
+		naming       string
 	}{
-		{"unknown key", "/v1/" + unknown, http.StatusUnauthorized},
-		{"revoked key", "/v1/" + revoked, http.StatusUnauthorized},
-		{"malformed key", "/v1/not-a-key", http.StatusUnauthorized},
-		{"no key", "/v1", http.StatusNotFound},
+		{"unknown key", "/v1/" + unknown, true, http.StatusUnauthorized, jsonrpc.CodeRule, "unknown or revoked API key"},
+		{"revoked key", "/v1/" + revoked, true, http.StatusUnauthorized, jsonrpc.CodeRule, "unknown or revoked API key"},
+		{"malformed key", "/v1/not-a-key", true, http.StatusUnauthorized, jsonrpc.CodeRule, "unknown or revoked API key"},
+		{"no key", "/v1", true, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "connect to /v1/<API_KEY>"},
+		{"live key, no upgrade", "/v1/" + live, false, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "send Connection: Upgrade"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, resp, err := websocket.DefaultDialer.Dial(e.url+tc.path, nil)
-			if err == nil {
-				conn.Close()
-				t.Fatal("the socket opened")
+			resp := e.get(t, tc.path, tc.upgrade)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.status)
 			}
-			if resp == nil || resp.StatusCode != tc.status {
-				t.Fatalf("dial: %v, response %v, want %d", err, resp, tc.status)
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.Header.Get(jsonrpc.HeaderRequestID) == "" {
+				t.Fatalf("Content-Type %q, X-Request-ID %q", ct, resp.Header.Get(jsonrpc.HeaderRequestID))
+			}
+			body, _ := io.ReadAll(resp.Body)
+			var r struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *jsonrpc.Error  `json:"error"`
+			}
+			if err := json.Unmarshal(body, &r); err != nil || r.JSONRPC != "2.0" || string(r.ID) != "null" || r.Error == nil ||
+				r.Error.Code != tc.code || !strings.Contains(r.Error.Message, tc.naming) {
+				t.Fatalf("body %s: want the JSON-RPC error %d naming %q", body, tc.code, tc.naming)
 			}
 			if e.hub.Len() != 0 {
 				t.Fatalf("%d sockets in the hub", e.hub.Len())
 			}
 		})
 	}
+}
+
+// get sends GET path, as a WebSocket handshake when upgrade is set, and
+// returns the answer, whose body is closed when the test ends.
+func (e *env) get(t *testing.T, path string, upgrade bool) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http"+strings.TrimPrefix(e.url, "ws")+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upgrade {
+		for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+			"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }
 
 // TestRevokedKeyClosesOpenSocket: a socket whose key is revoked elsewhere
