@@ -60,7 +60,15 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	go func() {
+		err := s.Run(ctx)
+		if err != nil && ctx.Err() == nil {
+			// A stack that stops by itself serves nothing more: say why,
+			// as the tests only see its endpoints fail.
+			t.Logf("the dev stack stopped by itself: %v", err)
+		}
+		done <- err
+	}()
 	r := &running{Stack: s}
 	var stopped bool
 	r.stop = func() error {

@@ -3,8 +3,13 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"path"
+	"reflect"
+	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,16 +36,27 @@ type Group struct {
 // Run serves and runs the group until ctx ends or one member fails. Then
 // it shuts down in order: Draining, the listeners stop accepting and wait
 // for in-flight requests, the loops see their context end; Run returns
-// when every goroutine has returned.
+// when every goroutine has returned. The error of a failed member names
+// it: the listener's address, or the loop's function.
 func (g Group) Run(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	eg, gctx := errgroup.WithContext(runCtx)
 	for _, s := range g.Servers {
-		eg.Go(func() error { return HTTP(gctx, s.Listener, s.Handler, g.Grace) })
+		eg.Go(func() error {
+			if err := HTTP(gctx, s.Listener, s.Handler, g.Grace); err != nil {
+				return fmt.Errorf("serve %s: %w", s.Listener.Addr(), err)
+			}
+			return nil
+		})
 	}
 	for _, loop := range g.Loops {
-		eg.Go(func() error { return loop(gctx) })
+		eg.Go(func() error {
+			if err := loop(gctx); err != nil {
+				return fmt.Errorf("loop %s: %w", loopName(loop), err)
+			}
+			return nil
+		})
 	}
 	select {
 	case <-ctx.Done():
@@ -54,4 +70,15 @@ func (g Group) Run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// loopName is the name of a loop's function without its module path,
+// e.g. devstack.(*Stack).runMatcher, so that an error says which loop
+// ended the group.
+func loopName(loop func(context.Context) error) string {
+	fn := runtime.FuncForPC(reflect.ValueOf(loop).Pointer())
+	if fn == nil {
+		return "unnamed"
+	}
+	return strings.TrimSuffix(path.Base(fn.Name()), "-fm")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,15 +63,21 @@ func TestGroupDrainsInFlightRequests(t *testing.T) {
 	}
 }
 
+// failingConsumer is a loop that fails at once.
+type failingConsumer struct{ err error }
+
+func (f failingConsumer) Run(context.Context) error { return f.err }
+
 func TestGroupStopsWhenALoopFails(t *testing.T) {
 	boom := errors.New("consumer failed")
 	var stopped atomic.Bool
 	g := Group{Loops: []func(context.Context) error{
-		func(context.Context) error { return boom },
+		failingConsumer{boom}.Run,
 		func(ctx context.Context) error { <-ctx.Done(); stopped.Store(true); return nil },
 	}}
-	if err := g.Run(context.Background()); !errors.Is(err, boom) {
-		t.Fatalf("Run = %v, want the loop's error", err)
+	err := g.Run(context.Background())
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "loop serve.failingConsumer.Run: consumer failed") {
+		t.Fatalf("Run = %v, want the loop's error naming the loop", err)
 	}
 	if !stopped.Load() {
 		t.Error("the other loop was not stopped")
