@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
