@@ -54,6 +54,17 @@ func codec(name string) (kgo.CompressionCodec, bool) {
 	return kgo.CompressionCodec{}, false
 }
 
+// CompressionOpt is the producer option of a KAFKA_COMPRESSION name (""
+// is the default), for clients built without NewClient, such as a
+// transactional session; a name CheckCompression refuses is the default.
+func CompressionOpt(name string) kgo.Opt {
+	c, ok := codec(name)
+	if !ok {
+		c, _ = codec(DefaultCompression)
+	}
+	return kgo.ProducerBatchCompression(c)
+}
+
 // CheckCompression reports a codec name KAFKA_COMPRESSION cannot take;
 // empty is the default.
 func CheckCompression(name string) error {
@@ -110,12 +121,11 @@ func NewClient(cfg Config, opts ...kgo.Opt) (*kgo.Client, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	compression, _ := codec(cfg.Compression)
 	base := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cfg.ClientID),
 		kgo.ProducerLinger(cfg.Linger),
-		kgo.ProducerBatchCompression(compression),
+		CompressionOpt(cfg.Compression),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	}

@@ -107,6 +107,7 @@ func New(cfg Config) (*Loop, error) {
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),
 		kgo.RecordPartitioner(pkafka.Partitioner()),
+		pkafka.CompressionOpt(cfg.Kafka.Compression),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.TransactionalID(cfg.TransactionalID),
 		kgo.ConsumerGroup(cfg.Group),

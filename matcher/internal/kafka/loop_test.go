@@ -434,3 +434,38 @@ func TestRunWaitsForTheBrokers(t *testing.T) {
 		t.Fatal("Run returned before its context ended")
 	}
 }
+
+// The matcher's outputs are batches of the configured codec
+// (KAFKA_COMPRESSION), not the client library's default.
+func TestOutputsCarryTheConfiguredCodec(t *testing.T) {
+	ctx := testContext(t)
+	cfg := startBroker(t, ctx)
+	cfg.Compression = "gzip"
+	envs := commandStream(t, []uint64{100, 101}, 40)
+	produceCommands(t, ctx, cfg, envs)
+	l := newLoop(t, cfg, 40)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- l.Run(runCtx) }()
+	readOutputs(t, ctx, cfg)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	cl, err := pkafka.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := kafkatest.ReadToEnd(ctx, t, cl, topics.OrderEvents)
+	if len(recs) == 0 {
+		t.Fatal("no order events")
+	}
+	const gzip = 1 // the codec id of the Kafka protocol
+	for _, r := range recs {
+		if c := r.Attrs.CompressionType(); c != gzip {
+			t.Fatalf("order event at %d/%d in a batch of codec %d, want gzip", r.Partition, r.Offset, c)
+		}
+	}
+}
