@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/config"
 )
@@ -38,19 +39,13 @@ type AuthConfig struct {
 // (the dev stack generates and keeps one under its data directory).
 func AuthConfigFromEnv(r *config.Reader) AuthConfig {
 	cfg := AuthConfig{
-		Product:    r.String("AUTH_PRODUCT", "Blockspace Exchange"),
-		LoginHost:  r.String("AUTH_LOGIN_DOMAIN", ""),
-		AccessTTL:  r.Duration("AUTH_ACCESS_TTL", time.Hour, time.Minute, 24*time.Hour),
-		SessionTTL: r.Duration("AUTH_SESSION_TTL", 7*24*time.Hour, time.Minute, 90*24*time.Hour),
-		NonceTTL:   r.Duration("AUTH_NONCE_TTL", 5*time.Minute, 10*time.Second, time.Hour),
-		RatePerIP: login.Rate{
-			PerMinute: float64(r.Int("AUTH_LOGIN_RATE_PER_IP", 60, 0, 1<<30)),
-			Burst:     float64(r.Int("AUTH_LOGIN_BURST_PER_IP", 30, 1, 1<<30)),
-		},
-		RatePerAddress: login.Rate{
-			PerMinute: float64(r.Int("AUTH_LOGIN_RATE_PER_ADDRESS", 10, 0, 1<<30)),
-			Burst:     float64(r.Int("AUTH_LOGIN_BURST_PER_ADDRESS", 10, 1, 1<<30)),
-		},
+		Product:        r.String("AUTH_PRODUCT", "Blockspace Exchange"),
+		LoginHost:      r.String("AUTH_LOGIN_DOMAIN", ""),
+		AccessTTL:      r.Duration("AUTH_ACCESS_TTL", time.Hour, time.Minute, 24*time.Hour),
+		SessionTTL:     r.Duration("AUTH_SESSION_TTL", 7*24*time.Hour, time.Minute, 90*24*time.Hour),
+		NonceTTL:       r.Duration("AUTH_NONCE_TTL", 5*time.Minute, 10*time.Second, time.Hour),
+		RatePerIP:      ratelimit.FromEnv(r, "AUTH_LOGIN_RATE_PER_IP", 60, "AUTH_LOGIN_BURST_PER_IP", 30),
+		RatePerAddress: ratelimit.FromEnv(r, "AUTH_LOGIN_RATE_PER_ADDRESS", 10, "AUTH_LOGIN_BURST_PER_ADDRESS", 10),
 		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
 		KeysRefresh:    r.Duration("AUTH_KEYS_REFRESH", 30*time.Second, time.Second, time.Hour),
 		NonceSweep:     r.Duration("AUTH_NONCE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),

@@ -64,22 +64,13 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 		MaxInFlight:          r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
 		DefaultRefundPercent: r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		KeyTTL:               r.Duration("ORDERFLOW_KEY_TTL", of.DefaultKeyTTL, 10*time.Millisecond, time.Second),
-		ChallengeRate: ratelimit.Rate{
-			PerMinute: float64(r.Int("ORDERFLOW_CHALLENGE_RATE_PER_IP", 30, 0, 1<<30)),
-			Burst:     float64(r.Int("ORDERFLOW_CHALLENGE_BURST_PER_IP", 10, 1, 1<<30)),
-		},
-		SubmitRatePerIP: ratelimit.Rate{
-			PerMinute: float64(r.Int("ORDERFLOW_RATE_PER_IP", 600, 0, 1<<30)),
-			Burst:     float64(r.Int("ORDERFLOW_BURST_PER_IP", 100, 1, 1<<30)),
-		},
-		SubmitRatePerSender: ratelimit.Rate{
-			PerMinute: float64(r.Int("ORDERFLOW_RATE_PER_SENDER", 60, 0, 1<<30)),
-			Burst:     float64(r.Int("ORDERFLOW_BURST_PER_SENDER", 20, 1, 1<<30)),
-		},
-		AccountTTL:     r.Duration("ORDERFLOW_ACCOUNT_TTL", flow.DefaultFundsTTL, 10*time.Millisecond, time.Minute),
-		MaxNonceGap:    r.Int("ORDERFLOW_MAX_NONCE_GAP", flow.DefaultMaxNonceGap, 1, 1<<20),
-		ClientIPHeader: r.String("AUTH_CLIENT_IP_HEADER", ""),
-		ChallengeSweep: r.Duration("ORDERFLOW_CHALLENGE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
+		ChallengeRate:        ratelimit.FromEnv(r, "ORDERFLOW_CHALLENGE_RATE_PER_IP", 30, "ORDERFLOW_CHALLENGE_BURST_PER_IP", 10),
+		SubmitRatePerIP:      ratelimit.FromEnv(r, "ORDERFLOW_RATE_PER_IP", 600, "ORDERFLOW_BURST_PER_IP", 100),
+		SubmitRatePerSender:  ratelimit.FromEnv(r, "ORDERFLOW_RATE_PER_SENDER", 60, "ORDERFLOW_BURST_PER_SENDER", 20),
+		AccountTTL:           r.Duration("ORDERFLOW_ACCOUNT_TTL", flow.DefaultFundsTTL, 10*time.Millisecond, time.Minute),
+		MaxNonceGap:          r.Int("ORDERFLOW_MAX_NONCE_GAP", flow.DefaultMaxNonceGap, 1, 1<<20),
+		ClientIPHeader:       r.String("AUTH_CLIENT_IP_HEADER", ""),
+		ChallengeSweep:       r.Duration("ORDERFLOW_CHALLENGE_SWEEP", time.Minute, 10*time.Millisecond, time.Hour),
 	}
 }
 
