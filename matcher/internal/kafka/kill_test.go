@@ -54,26 +54,13 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 	produceCommands(t, ctx, cfg, envs[:half])
 
 	first := matcherProcess(t, bin, cfg.Brokers, "kill-test")
-	produced := make(chan struct{})
-	go func() {
-		defer close(produced)
-		// The rest arrives while the matcher works, in small batches.
-		for start := half; start < len(envs); start += 200 {
-			produceCommands(t, ctx, cfg, envs[start:min(start+200, len(envs))])
-		}
-	}()
+	produced := feedWhileRunning(t, ctx, cfg, envs[half:], 200)
 	adm, err := pkafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	for committedInputs(ctx, adm) < 500 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the first matcher committed fewer than 500 commands")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitCommitted(t, ctx, adm, 500)
 	stopInTransaction(t, ctx, adm, first, "matcher-kill-test")
 	proctest.Kill(t, first)
 	if n := committedInputs(ctx, adm); n >= int64(len(envs)) {
@@ -85,6 +72,32 @@ func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 	got := readOutputs(t, ctx, cfg)
 	assertSameOutputs(t, got, want)
 	assertAbortedOutputs(t, ctx, cfg, got)
+}
+
+// feedWhileRunning produces envs in batches of batch commands while the
+// matchers work; the channel closes once all are produced.
+func feedWhileRunning(t *testing.T, ctx context.Context, cfg pkafka.Config, envs []topics.Envelope, batch int) <-chan struct{} {
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for start := 0; start < len(envs); start += batch {
+			produceCommands(t, ctx, cfg, envs[start:min(start+batch, len(envs))])
+		}
+	}()
+	return produced
+}
+
+// waitCommitted waits until the matcher group has committed at least n
+// commands.
+func waitCommitted(t *testing.T, ctx context.Context, cl *kgo.Client, n int64) {
+	t.Helper()
+	for committedInputs(ctx, cl) < n {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the matchers committed fewer than %d commands", n)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // stopInTransaction freezes proc (SIGSTOP) at a moment when its
@@ -177,25 +190,13 @@ func TestZombieMatcherIsFenced(t *testing.T) {
 
 	zombie := startLogged(t, bin, matcherEnv(cfg.Brokers, "zombie"))
 	matcherProcess(t, bin, cfg.Brokers, "steady")
-	produced := make(chan struct{})
-	go func() {
-		defer close(produced)
-		for start := half; start < len(envs); start += 100 {
-			produceCommands(t, ctx, cfg, envs[start:min(start+100, len(envs))])
-		}
-	}()
+	produced := feedWhileRunning(t, ctx, cfg, envs[half:], 100)
 	cl, err := pkafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for committedInputs(ctx, cl) < 500 {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the matchers committed fewer than 500 commands")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitCommitted(t, ctx, cl, 500)
 	const txnID = "matcher-zombie"
 	frozen := stopInTransaction(t, ctx, cl, zombie.cmd, txnID)
 
