@@ -112,7 +112,7 @@ func (a *Accounts) challenge(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, 1001, "error.validation", "address must be a 0x account address")
 		return
 	}
-	if ok, wait := a.byIP.Allow(ratelimit.ClientIP(r, a.cfg.ClientIPHeader)); !ok {
+	if ok, wait := a.byIP.Allow(ratelimit.ClientKey(r, a.cfg.ClientIPHeader)); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		fail(w, http.StatusTooManyRequests, 20, "error.tooManyRequests", "too many challenges from this client address; retry later")
 		return

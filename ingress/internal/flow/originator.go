@@ -65,7 +65,7 @@ func NewOriginators(cfg Config, keys *of.Keys, producer of.Producer, seen *Seen)
 
 // Call answers one originator request.
 func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
-	if ok, wait := o.byIP.Allow(ratelimit.ClientIP(call.HTTP, o.cfg.ClientIPHeader)); !ok {
+	if ok, wait := o.byIP.Allow(ratelimit.ClientKey(call.HTTP, o.cfg.ClientIPHeader)); !ok {
 		return nil, limited(wait, "too many submissions from this client address")
 	}
 	originator, err := o.authenticate(ctx, call.HTTP)

@@ -106,6 +106,11 @@ func (s *Service) clientIP(c *gin.Context) string {
 	return ratelimit.ClientIP(c.Request, s.cfg.ClientIPHeader)
 }
 
+// clientKey is what the per-client limit counts the request against.
+func (s *Service) clientKey(c *gin.Context) string {
+	return ratelimit.ClientKey(c.Request, s.cfg.ClientIPHeader)
+}
+
 // limit takes a token from l's bucket of key, or refuses when it is empty.
 func limit(l *ratelimit.Limiter, key, what string) error {
 	ok, wait := l.Allow(key)
@@ -131,7 +136,7 @@ func (s *Service) login(c *gin.Context) {
 	}
 	in, err := ParseLogin(v)
 	if err == nil {
-		err = limit(s.byIP, s.clientIP(c), "client address")
+		err = limit(s.byIP, s.clientKey(c), "client address")
 	}
 	if err != nil {
 		httpx.Fail(c, err)
@@ -167,7 +172,7 @@ func (s *Service) login(c *gin.Context) {
 // only a verify whose signature holds takes one, so no one can
 // spend an address's logins without its key.
 func (s *Service) limitVerify(c *gin.Context, addr string) error {
-	if err := limit(s.byIP, s.clientIP(c), "client address"); err != nil {
+	if err := limit(s.byIP, s.clientKey(c), "client address"); err != nil {
 		return err
 	}
 	ok, wait := s.byAddr.Has(addr)
@@ -250,7 +255,7 @@ func (s *Service) refresh(prefix string) gin.HandlerFunc {
 		cookie, _ := c.Cookie(CookieName)
 		token, ua, err := ParseRefresh(v, cookie, c.GetHeader("User-Agent"))
 		if err == nil {
-			err = limit(s.byIP, s.clientIP(c), "client address")
+			err = limit(s.byIP, s.clientKey(c), "client address")
 		}
 		if err != nil {
 			httpx.Fail(c, err)
