@@ -3,6 +3,7 @@ package trading
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,10 +38,11 @@ type decisions struct {
 // orders one cancel command named.
 type decision struct {
 	key    string        // the cancel command's id
-	done   chan struct{} // closed when sealed
-	events bool          // an event arrived
-	sealed bool
-	at     int64 // envelope time of the last event, epoch ms
+	done      chan struct{} // closed when sealed
+	events    bool          // an event arrived
+	partition int32         // of order-events, once an event arrived
+	sealed    bool
+	at        int64 // envelope time of the last event, epoch ms
 
 	// For a place: the order after its last event, and its fills.
 	state   topics.OrderEvent
@@ -112,6 +114,7 @@ func (d *decisions) forgetOrders(orders []*order) {
 	for _, o := range orders {
 		if o.decision != nil {
 			delete(d.orders, o.id)
+			d.unopen(o.decision)
 		}
 	}
 }
@@ -121,6 +124,20 @@ func (d *decisions) forgetCancels(decs []*decision) {
 	defer d.mu.Unlock()
 	for _, dec := range decs {
 		delete(d.cancels, dec.key)
+		d.unopen(dec)
+	}
+}
+
+// unopen drops a decision that is still waiting for its commit marker,
+// so that one never marked (a producer writing outside transactions)
+// does not stay; the caller holds mu.
+func (d *decisions) unopen(dec *decision) {
+	if !dec.events || dec.sealed {
+		return
+	}
+	open := d.open[dec.partition]
+	if i := slices.Index(open, dec); i >= 0 {
+		d.open[dec.partition] = slices.Delete(open, i, i+1)
 	}
 }
 
@@ -237,7 +254,7 @@ func (d *decisions) cancelRejected(partition int32, at int64, cr topics.CancelRe
 func (d *decisions) touch(partition int32, dec *decision, at int64) {
 	dec.at = at
 	if !dec.events {
-		dec.events = true
+		dec.events, dec.partition = true, partition
 		d.open[partition] = append(d.open[partition], dec)
 	}
 }
