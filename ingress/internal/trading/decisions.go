@@ -37,7 +37,7 @@ type decisions struct {
 // decision is what the matcher decided about one order, or about the
 // orders one cancel command named.
 type decision struct {
-	key    string        // the cancel command's id
+	key       string        // the cancel command's id
 	done      chan struct{} // closed when sealed
 	events    bool          // an event arrived
 	partition int32         // of order-events, once an event arrived
