@@ -22,7 +22,11 @@
 // Postgres polled every -poll); the same split at the fill record on the
 // fills topic; and the lag from the fill record to the trade in the
 // public REST read (GET /api/v1/p/<family>/trades), sampled by -readers
-// readers. It measures once per number of pairs, each on a fresh stack,
+// readers; and the time from that answer to the buy's filled update on the
+// buyer's own WebSocket (each trader logged in and subscribed to
+// accountOrderUpdate). Each measurement runs once for each -answer-wait
+// (ORDER_ANSWER_WAIT): with the wait, an answer carries the matcher's
+// decision; without it, the answer is pending and the WebSocket tells. It measures once per number of pairs, each on a fresh stack,
 // and ends with a table of the rates and the highest one whose 99th
 // percentile from answer to ledger stayed within 100 ms.
 package main

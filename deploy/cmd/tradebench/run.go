@@ -41,6 +41,7 @@ type summary struct {
 	pairs      int
 	ordersPerS float64
 	toLedger   loadtest.Dist // HTTP answer -> trade in the ledger
+	toSocket   loadtest.Dist // HTTP answer -> the buy's filled update on its WebSocket
 	cpu        time.Duration // an order: this process, Postgres and a real broker
 }
 
@@ -161,6 +162,7 @@ type measurement struct {
 	visible  map[int64]time.Time // taker order id: trade visible in Postgres
 	settled  map[int64]time.Time // taker order id: the settler's transaction began
 	fills    map[int64]fillSeen  // taker order id: fill record read
+	sockets  map[int64]time.Time // taker order id: its filled update read on the buyer's WebSocket
 	reads    *restReaders
 	drainErr error
 }
@@ -187,9 +189,18 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 		return m, err
 	}
 	m.reads = &restReaders{}
+	traders := make([]*trader, 0, 2*len(pairs))
+	for _, p := range pairs {
+		traders = append(traders, p.a, p.b)
+	}
+	sw, err := newSocketWatch(ctx, b.base, traders)
+	if err != nil {
+		return m, err
+	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	var g errgroup.Group
+	g.Go(func() error { sw.run(wctx); return nil })
 	g.Go(func() error { return lw.run(wctx, o.poll) })
 	g.Go(func() error { return fw.run(wctx) })
 	g.Go(func() error { m.reads.run(wctx, b.client, b.base, o.readers, o.readPoll, fw.samples); return nil })
@@ -225,13 +236,13 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 
 	n := int64(len(m.run.takers))
 	m.drainErr = waitFor(ctx, "every trade of the run visible", drainWait, func() (bool, error) {
-		return lw.seen.Load() >= n && fw.seen.Load() >= int64(len(pairs))+n, nil
+		return lw.seen.Load() >= n && fw.seen.Load() >= int64(len(pairs))+n && sw.saw(m.run.takers), nil
 	})
 	stopWatch()
 	if err := g.Wait(); err != nil {
 		return m, err
 	}
-	m.visible, m.settled, m.fills = lw.visible, lw.settled, fw.fills
+	m.visible, m.settled, m.fills, m.sockets = lw.visible, lw.settled, fw.fills, sw.seen()
 	return m, nil
 }
 
@@ -254,9 +265,10 @@ func (m measurement) print(o options) {
 		{"fill record read -> ledger", fillAt, m.visible},
 		{"fill record read -> settler txn begins", fillAt, m.settled},
 		{"settler txn begins -> ledger", m.settled, m.visible},
+		{"answer -> WebSocket fill (goal p99 <= 20ms)", takers, m.sockets},
 	} {
 		j := joinLags(l.start, l.end)
-		fmt.Printf("  %-38s %s", l.name, loadtest.Distribution(j.lags))
+		fmt.Printf("  %-44s %s", l.name, loadtest.Distribution(j.lags))
 		if j.missing > 0 || j.early > 0 {
 			fmt.Printf("  missing %d, end before start %d (counted as 0)", j.missing, j.early)
 		}
@@ -303,18 +315,20 @@ func (m measurement) summary(kafka, wait string, pairs int) summary {
 	n := time.Duration(max(m.run.accepted, 1))
 	return summary{kafka: kafka, wait: wait, answer: loadtest.Distribution(m.run.answers), pairs: pairs,
 		ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU + m.kafkaCPU) / n,
-		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags)}
+		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags),
+		toSocket: loadtest.Distribution(joinLags(m.run.takers, m.sockets).lags)}
 }
 
 // printSweep prints one line a measurement and the highest rate whose
 // answer -> ledger p99 met the goal of 100 ms.
 func printSweep(results []summary) {
-	fmt.Printf("\nsweep (one fresh stack each):\n  %-8s %-11s %6s %12s %24s %26s %16s\n", "kafka", "answer wait", "pairs", "orders/s",
-		"answer p50/p99", "answer -> ledger p50/p99", "CPU an order")
+	fmt.Printf("\nsweep (one fresh stack each):\n  %-8s %-11s %6s %10s %22s %26s %24s %14s\n", "kafka", "answer wait", "pairs", "orders/s",
+		"answer p50/p99", "answer -> ledger p50/p99", "answer -> WS fill p50/p99", "CPU an order")
+	round := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
 	for _, r := range results {
-		fmt.Printf("  %-8s %-11s %6d %12.0f %11s / %-10s %12s / %-11s %16s\n", r.kafka, r.wait, r.pairs, r.ordersPerS,
-			r.answer.P50.Round(100*time.Microsecond), r.answer.P99.Round(100*time.Microsecond),
-			r.toLedger.P50.Round(100*time.Microsecond), r.toLedger.P99.Round(100*time.Microsecond), r.cpu.Round(time.Microsecond))
+		fmt.Printf("  %-8s %-11s %6d %10.0f %10s / %-9s %12s / %-11s %11s / %-10s %14s\n", r.kafka, r.wait, r.pairs, r.ordersPerS,
+			round(r.answer.P50), round(r.answer.P99), round(r.toLedger.P50), round(r.toLedger.P99),
+			round(r.toSocket.P50), round(r.toSocket.P99), r.cpu.Round(time.Microsecond))
 	}
 	best := bestWithinGoal(results)
 	if best == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,16 @@ func TestParseWaits(t *testing.T) {
 		if _, err := parseWaits(bad); err == nil || !strings.Contains(err.Error(), "not a duration from 0 to 5s") {
 			t.Fatalf("parseWaits(%q): %v", bad, err)
 		}
+	}
+}
+
+// A push is read by its exact keys: "e" is the channel and "E" its time,
+// which encoding/json would otherwise try to put in the same field.
+func TestOrderPushReadsAFilledUpdate(t *testing.T) {
+	raw := `{"e":"accountOrderUpdate","E":1795628933898,"s":"ETH-PC-1","a":"filled","P":{"orderId":1004,"accountId":8,"status":10,"fulfilled":"21000"}}`
+	var p orderPush
+	if err := json.Unmarshal([]byte(raw), &p); err != nil || p.E != "accountOrderUpdate" || p.Time != 1795628933898 ||
+		p.P.OrderID != 1004 || p.P.Status != 10 {
+		t.Fatalf("%+v %v", p, err)
 	}
 }
