@@ -191,7 +191,7 @@ func order(account int64, instrument string, buy bool, typ int, qty, price strin
 }
 
 // TestPlaceRulesAndCodes places one order per rule and expects the code
-// of decisions.md for it; refused orders write nothing.
+// docs/api.md gives for it; refused orders write nothing.
 func TestPlaceRulesAndCodes(t *testing.T) {
 	h := newMarketsHarness(t, harnessOptions{})
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "0")

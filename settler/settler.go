@@ -1,5 +1,6 @@
 // Package settler applies ledger commands, funding events and the
-// matcher's trading output to Postgres exactly once (DESIGN rule 3):
+// matcher's trading output to Postgres exactly once (docs/architecture.md
+// "Exactly once"):
 // records are consumed with read_committed, applied a whole poll at a time
 // in one Postgres transaction, and the consumer offsets are stored in that
 // same transaction. Kafka's own committed offsets are never used; on every

@@ -53,7 +53,8 @@ type TransactionPosted struct {
 	TokenID   int64 `json:"tokenId"`
 	// TrxID is the posting id, the interface's trxId.
 	TrxID int64 `json:"trxId"`
-	// Type is the account transaction type (decisions.md): 1 buy, 2 sell,
+	// Type is the account transaction type (docs/api.md "Values and
+	// identifiers"): 1 buy, 2 sell,
 	// 6 transfer in, 7 transfer out, 8 deposit, 9 withdrawal, 14
 	// withdrawal fee, 15 trading fee.
 	Type int `json:"type"`

@@ -31,7 +31,8 @@ const (
 	ByKeyHash Partitioning = iota + 1
 	// BySlot makes the producer set the partition from the topic's
 	// SlotLayout, never from the key hash, so that raising the partition
-	// count does not move a live market (DESIGN rule 1).
+	// count does not move a live market (docs/architecture.md "One writer
+	// per slot").
 	BySlot
 )
 

@@ -26,7 +26,8 @@ type Epoch struct {
 // topics (the topics whose Layout is Topic). The mapping is explicit so that
 // raising the partition count never moves a live market: a new count only
 // applies from a slot no market exists for yet, and every earlier slot keeps
-// the partition it was created on (DESIGN rule 1).
+// the partition it was created on (docs/architecture.md "One writer per
+// slot").
 //
 // Epochs are ordered by FromSlot; the first starts at slot 0.
 type SlotLayout struct {

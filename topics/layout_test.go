@@ -122,7 +122,8 @@ func TestLayoutRaiseDoesNotAliasInput(t *testing.T) {
 	}
 }
 
-// TestLayoutRaiseKeepsLiveMarkets is the property behind DESIGN rule 1: after
+// TestLayoutRaiseKeepsLiveMarkets is the property behind the rule that a
+// live market never moves (docs/architecture.md "One writer per slot"): after
 // any sequence of raises, no slot below the newest epoch's start changes
 // partition, in particular no slot that may have a market (up to the current
 // slot plus the market horizon).

@@ -10,7 +10,7 @@ import (
 // Family is a market family. Every slot has at most one market of each.
 type Family string
 
-// The two market families (interface.md "What the service does").
+// The two market families (docs/markets.md).
 const (
 	// WholeBlock markets sell the whole block of a slot; quantity is always 1.
 	WholeBlock Family = "wholeblock"
@@ -21,7 +21,8 @@ const (
 // Valid reports whether f is one of the two families.
 func (f Family) Valid() bool { return f == WholeBlock || f == InclusionPreconf }
 
-// instrumentPrefix and marketIDBase follow decisions.md "Identifiers".
+// instrumentPrefix and marketIDBase follow docs/api.md "Values and
+// identifiers".
 func (f Family) instrumentPrefix() string {
 	if f == WholeBlock {
 		return "ETH-WB-"
@@ -111,8 +112,8 @@ type MarketOpen struct {
 	CollateralPerSlot string `json:"collateralPerSlot,omitempty"`
 	ValidatorType     int    `json:"validatorType"`
 
-	// Fee rates are fractions of trade value (decisions.md "Markets and
-	// time"); empty means zero.
+	// Fee rates are fractions of trade value (docs/api.md "GET
+	// /api/v1/p/user/fees"); empty means zero.
 	BuyFeeRate           string `json:"buyFeeRate,omitempty"`
 	PrimarySellFeeRate   string `json:"primarySellFeeRate,omitempty"`
 	SecondarySellFeeRate string `json:"secondarySellFeeRate,omitempty"`

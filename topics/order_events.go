@@ -9,7 +9,7 @@ package topics
 // partition reproduces every output byte for byte.
 const MatcherEventVersion = 1
 
-// Order status values (decisions.md "Status values").
+// Order status values (docs/api.md "Values and identifiers").
 const (
 	OrderStatusPending         = 0
 	OrderStatusOnBook          = 1
@@ -21,7 +21,7 @@ const (
 	OrderStatusError           = 99
 )
 
-// Market status values (decisions.md "Status values").
+// Market status values (docs/api.md "Values and identifiers").
 const (
 	MarketStatusNotStarted       = 0
 	MarketStatusOpen             = 1
@@ -30,7 +30,7 @@ const (
 	MarketStatusFinalized        = 4
 )
 
-// Application codes the matcher writes into order events (decisions.md
+// Application codes the matcher writes into order events (docs/codes.md
 // "Application codes").
 const (
 	CodeCancelled            = 1
@@ -94,7 +94,7 @@ type OrderEvent struct {
 	Fulfilled string `json:"fulfilled"`
 	Status    int    `json:"status"`
 	// ErrorCode is null unless the order was rejected or cancelled by the
-	// system (decisions.md codes).
+	// system (docs/codes.md "Application codes": 191, 192).
 	ErrorCode *int   `json:"errorCode"`
 	Reason    string `json:"reason,omitempty"`
 	// Message names the field and rule that rejected an order.

@@ -39,7 +39,7 @@ func SubmissionReceivedAt(version int, receivedAt int64) time.Time {
 	return time.UnixMilli(receivedAt)
 }
 
-// Transaction lifecycle states (decisions.md "Private orderflow").
+// Transaction lifecycle states (docs/orderflow.md "Tracking and refunds").
 const (
 	TxPending   = "PENDING"
 	TxIncluded  = "INCLUDED"

@@ -13,14 +13,15 @@ import (
 // unchanged, so the matcher drops a republished command as a duplicate.
 const OrderCommandVersion = 1
 
-// Order types (decisions.md "Status values").
+// Order types (docs/api.md "Values and identifiers").
 const (
 	OrderTypeMarket     = 1
 	OrderTypeLimit      = 2
 	OrderTypeFillOrKill = 3
 )
 
-// MaxClientOrderIDLen is the longest clientOrderId (interface.md "Limits").
+// MaxClientOrderIDLen is the longest clientOrderId (docs/api.md "Values and
+// identifiers").
 const MaxClientOrderIDLen = 32
 
 // CheckClientOrderID reports what makes id unusable as a clientOrderId:
@@ -40,7 +41,7 @@ func CheckClientOrderID(id string) error {
 }
 
 // OrderPlace is the payload of a TypeOrderPlace command: one item of a
-// place-order request (decisions.md "Orders (JSON bodies)") with the ids
+// place-order request (docs/api.md "Order entry (bearer)") with the ids
 // ingress assigned. A buyer's funds are reserved before it is published; a
 // seller's position is checked by the matcher, which holds the slot's
 // positions.

@@ -13,7 +13,8 @@ const ClockTickVersion = 1
 type TickKind string
 
 // The ticks of a slot, in the order the clock publishes them. Each moves the
-// slot's markets to the status of the same name (decisions.md "Status values").
+// slot's markets to the status of the same name (docs/api.md "Values and
+// identifiers").
 const (
 	// TickMarketOpen opens the slot's markets (status 1), up to 64 slots ahead.
 	TickMarketOpen TickKind = "market_open"
@@ -35,7 +36,8 @@ func (k TickKind) Valid() bool {
 }
 
 // ClockTick is the payload of a TypeClockTick message. Time is an event
-// (DESIGN rule 2): the matcher learns that a slot's market opened or closed
+// (docs/architecture.md "Time is an event"): the matcher learns that a
+// slot's market opened or closed
 // only from these records, never from its own clock, so replaying a
 // partition gives the same result.
 type ClockTick struct {

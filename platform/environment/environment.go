@@ -1,6 +1,6 @@
 // Package environment names the chains the exchange runs against and
 // their slot clocks, so every service derives chain id and slot times the
-// same way (decisions.md "Markets and time").
+// same way (docs/markets.md "Slot time").
 package environment
 
 import (

@@ -17,8 +17,8 @@ const FinalitySlots = 2 * SlotsPerEpoch
 // slots leave the market no time between maturity and block.
 const MinSlotLength = 60 * time.Millisecond
 
-// SlotTimes are the time points of one slot's markets (decisions.md
-// "Markets and time"). With 12 s slots they are block −4 s, block −2 s,
+// SlotTimes are the time points of one slot's markets (docs/markets.md
+// "Slot time"). With 12 s slots they are block −4 s, block −2 s,
 // block and block +768 s; other slot lengths scale them (maturity at a
 // third of a slot before the block, submission at a sixth, finality two
 // epochs after), so an accelerated dev chain keeps the same shape.

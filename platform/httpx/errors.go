@@ -9,7 +9,7 @@ import (
 	"net/http"
 )
 
-// Application codes of the interface (decisions.md "Application codes").
+// Application codes of the interface (docs/codes.md "Application codes").
 // Domain packages define their own business codes; these are the ones the
 // frame itself answers with.
 const (

@@ -1,5 +1,5 @@
 // Package jsonrpc is the JSON-RPC 2.0 frame of the private-orderflow
-// endpoints: strict request decoding, the error codes of decisions.md, the
+// endpoints: strict request decoding, the error codes of docs/codes.md, the
 // response encoding, and an HTTP handler with the same habits as the REST
 // frame (request ids, metrics, a bound on concurrent requests and on body
 // size). The WebSocket servers use Parse and the response encoders alone.
@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Error codes (decisions.md "Private orderflow").
+// Error codes (docs/codes.md "JSON-RPC codes (private orderflow)").
 const (
 	CodeParse          = -32700 // body is not JSON
 	CodeInvalidRequest = -32600 // not a valid request object; also body too large and a bad transaction

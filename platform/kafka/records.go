@@ -23,7 +23,8 @@ func NewRecord(topic string, key []byte, e topics.Envelope) (*kgo.Record, error)
 
 // NewSlotRecord returns the record of an envelope about slot on a
 // slot-partitioned topic: key is the slot, partition comes from layout.
-// layout must be the current layout of the topic's family (DESIGN rule 1).
+// layout must be the current layout of the topic's family
+// (docs/architecture.md "One writer per slot").
 func NewSlotRecord(topic string, layout topics.SlotLayout, slot uint64, e topics.Envelope) (*kgo.Record, error) {
 	t, ok := topics.Lookup(topic)
 	if !ok || t.Partitioning != topics.BySlot {

@@ -15,7 +15,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Bundle limits (decisions.md "Private orderflow").
+// Bundle limits (docs/orderflow.md "Searcher bundles").
 const (
 	MaxBundleTxs   = 100
 	MaxBundleBytes = 300 << 10

@@ -85,7 +85,7 @@ func (r Rules) maxWireBytes() int {
 }
 
 // TxError is a transaction that failed decoding or a check. Callers answer
-// it with JSON-RPC -32600 (decisions.md: "bad tx").
+// it with JSON-RPC -32600 (docs/orderflow.md "Transaction checks").
 type TxError struct{ Reason string }
 
 func (e *TxError) Error() string { return "invalid transaction: " + e.Reason }

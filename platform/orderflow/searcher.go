@@ -63,7 +63,8 @@ var txHeaders = []kgo.RecordHeader{
 	{Key: topics.HeaderVersion, Value: []byte(strconv.Itoa(topics.OrderflowSubmissionVersion))},
 }
 
-// Searcher methods (interface.md "Private orderflow: searchers").
+// Searcher methods (docs/orderflow.md "Searcher stream" and "Searcher
+// bundles").
 const (
 	MethodSendBundle   = "eth_sendBundle"
 	MethodCancelBundle = "eth_cancelBundle"

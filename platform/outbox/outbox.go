@@ -1,6 +1,7 @@
 // Package outbox keeps records a service decided in Postgres until Kafka
 // has them: the commands ingress accepted, written in the same
-// transaction as what they reserve (DESIGN rule 4), and the events the
+// transaction as what they reserve (docs/architecture.md "Reserve at the
+// edge"), and the events the
 // orderflow relay decides (its forwarder's bundle status changes, its
 // chain watcher's inclusions, refunds and payouts). After commit a record
 // is published and its row deleted once Kafka acknowledged it. A relay,
@@ -60,7 +61,8 @@ type Outbox struct {
 	DeleteEvery time.Duration
 	// Layout returns the slot layout of a topic family, for commands of
 	// slot-partitioned topics the relay republishes (kafka.Layout by
-	// default). A live market never changes partition (DESIGN rule 1), so
+	// default). A live market never changes partition (docs/architecture.md
+	// "One writer per slot"), so
 	// the current layout gives the partition the command was first
 	// published to.
 	Layout func(ctx context.Context, family string) (topics.SlotLayout, error)

@@ -10,9 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Pool defaults. A connection costs the server a process, and DESIGN.md
-// measured per-request transactions as the ceiling, so more connections than
-// a few per core only add contention.
+// Pool defaults. A connection costs the server a process, and per-request
+// transactions are the ceiling the services are built around
+// (docs/operations.md "Database connections"), so more connections than a
+// few per core only add contention.
 const (
 	minDefaultConns       = 4
 	maxDefaultConns       = 32

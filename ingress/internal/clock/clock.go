@@ -1,9 +1,9 @@
 // Package clock is the slot clock: the one component that reads the wall
 // clock. It turns the passing of time into records on the orders topic
-// (DESIGN rule 2): market.open commands when a slot enters a family's
-// horizon and a registered validator proposes it, and the clock.tick
-// records trading_closed, submission_closed and finalized at the slot's
-// time points. Every record's id depends only on slot and kind and its
+// (docs/architecture.md "Time is an event"): market.open commands when a slot
+// enters a family's horizon and a registered validator proposes it, and the
+// clock.tick records trading_closed, submission_closed and finalized at the
+// slot's time points. Every record's id depends only on slot and kind and its
 // envelope time is the scheduled instant, so replicas and restarts write
 // identical duplicates that the matcher drops.
 package clock
@@ -23,7 +23,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Horizons of the two families (decisions.md "Markets and time"): a
+// Horizons of the two families (docs/markets.md "Slot time"): a
 // slot's whole-block market opens when the slot is 64 slots ahead, its
 // inclusion-preconf market when it is 32 ahead.
 const (

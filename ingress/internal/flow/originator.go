@@ -19,7 +19,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Originator methods (interface.md "Private orderflow: originators").
+// Originator methods (docs/orderflow.md "Originator methods").
 const (
 	MethodSendRawTransaction        = "eth_sendRawTransaction"
 	MethodSendPrivateRawTransaction = "eth_sendPrivateRawTransaction"

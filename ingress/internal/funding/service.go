@@ -1,7 +1,8 @@
 // Package funding is the money side of ingress: transfers between a
 // user's own accounts and withdrawal requests. Each reserves the funds in
 // Postgres (locked += x only where available ≥ x) in the same transaction
-// as an outbox row holding the command (DESIGN rule 4), then publishes the
+// as an outbox row holding the command (docs/architecture.md "Reserve at
+// the edge"), then publishes the
 // command; the outbox relay republishes what Kafka did not acknowledge.
 package funding
 
@@ -29,7 +30,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Application codes of funding (decisions.md "Application codes").
+// Application codes of funding (docs/codes.md "Funding codes").
 const (
 	CodeInsufficientFunds     = 123
 	CodeWithdrawBadAccount    = 10010

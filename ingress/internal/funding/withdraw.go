@@ -19,7 +19,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Withdraw request statuses of rejected items (decisions.md).
+// Withdraw request statuses of rejected items (docs/api.md "Values and
+// identifiers").
 const (
 	StatusUnsupportedChain  = 101
 	StatusInsufficientFunds = 102

@@ -398,7 +398,7 @@ func (s *Service) collateralPerSlot(c *gin.Context) {
 	httpx.OK(c, gin.H{})
 }
 
-// Collateral-per-slot codes (decisions.md).
+// Collateral-per-slot codes (docs/codes.md "Application codes").
 const (
 	CodeCollateralNegative = 2001
 	CodeCollateralTooLarge = 2002

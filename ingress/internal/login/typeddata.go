@@ -40,7 +40,8 @@ type typedMessage struct {
 	Domain  string `json:"domain"`
 }
 
-// newTypedData is the document of decisions.md "Login (EIP-712)".
+// newTypedData is the login document of docs/api.md "Login, sessions and
+// users".
 func newTypedData(product string, chainID int64, nonce, host string) typedDataDoc {
 	return typedDataDoc{
 		Types: map[string][]apitypes.Type{

@@ -10,7 +10,7 @@ import (
 	"blockspace.exchange/platform/httpx"
 )
 
-// The bodies of the order operations (decisions.md "Orders (JSON bodies)").
+// The bodies of the order operations (docs/api.md "Order entry (bearer)").
 // Decoding checks the shape only: JSON types, required members, counts.
 // What breaks it is a 400 for the whole request whose message names the
 // order and the member; the rules of the market are judged per order

@@ -243,7 +243,7 @@ func (s *Service) cancelAll(c *gin.Context, fam topics.Family) ([]int64, error) 
 }
 
 // marketIDsPerFamily is the width of a family's range of market ids
-// (decisions.md "Identifiers": 1×10^12 + slot, 2×10^12 + slot).
+// (docs/api.md "Values and identifiers": 1×10^12 + slot, 2×10^12 + slot).
 const marketIDsPerFamily = 1_000_000_000_000
 
 // target checks the instrument and the account of a cancel and returns

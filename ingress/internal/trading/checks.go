@@ -55,7 +55,7 @@ func (o *order) refuse(code int, format string, args ...any) {
 }
 
 // CodeInsufficientFunds refuses a buy whose reservation exceeds the
-// available ETH (decisions.md "Application codes").
+// available ETH (docs/codes.md "Application codes").
 const CodeInsufficientFunds = 123
 
 // ethDecimals is the precision of token 1 (ETH): reservations are

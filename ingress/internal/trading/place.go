@@ -65,10 +65,10 @@ func (s *Service) awaitOrders(ctx context.Context, orders []*order) {
 	await(ctx, s.cfg.AnswerWait, decs)
 }
 
-// orderView is an order as the listings show it (interface.md
-// WholeBlockOrder) with the caller's accountId and averageTradePrice. A
-// refused order has no orderId, status 99, its errorCode and a message
-// naming the rule.
+// orderView is an order as the listings show it (the WholeBlockOrder of
+// docs/api.md "Orders, trades and positions") with the caller's accountId and
+// averageTradePrice. A refused order has no orderId, status 99, its errorCode
+// and a message naming the rule.
 type orderView struct {
 	OrderID           *int64  `json:"orderId"`
 	MarketID          *int64  `json:"marketId"`

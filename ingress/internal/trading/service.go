@@ -1,11 +1,11 @@
-// Package trading is order entry: the place and cancel routes of both
-// market families. A place is checked against the market catalog, then
-// the buyer's funds are reserved, the order row and the outbox row of its
-// order.place command are written in one Postgres transaction (DESIGN
-// rule 4), and the command is published to its slot's partition of
-// `orders`. Concurrent requests share that transaction (group commit).
-// Cancels look the orders up and publish the cancel commands; the matcher
-// decides what is cancelled.
+// Package trading is order entry: the place and cancel routes of both market
+// families. A place is checked against the market catalog, then the buyer's
+// funds are reserved, the order row and the outbox row of its order.place
+// command are written in one Postgres transaction (docs/architecture.md
+// "Reserve at the edge"), and the command is published to its slot's
+// partition of `orders`. Concurrent requests share that transaction (group
+// commit). Cancels look the orders up and publish the cancel commands; the
+// matcher decides what is cancelled.
 package trading
 
 import (

@@ -289,7 +289,7 @@ func placeHeaders() []kgo.RecordHeader {
 func PlaceCommandID(orderID int64) string { return "order:" + strconv.FormatInt(orderID, 10) }
 
 // SourceAPI is the order source of orders placed through the REST
-// interface (decisions.md "Status values").
+// interface (docs/api.md "Values and identifiers").
 const SourceAPI = 1
 
 // orderIDBlock is the increment of the order_ids sequence

@@ -24,7 +24,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Registration result codes (decisions.md "Status values").
+// Registration result codes (docs/api.md "Values and identifiers").
 const (
 	ResultOK                = 0
 	ResultNotFound          = 1

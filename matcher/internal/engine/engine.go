@@ -4,7 +4,8 @@
 //
 // The engine is a pure function of its inputs: it reads no clock, starts no
 // goroutine and never lets map iteration order reach its output, so a replay
-// of a partition reproduces every output byte for byte (DESIGN rule 2).
+// of a partition reproduces every output byte for byte (docs/architecture.md
+// "Time is an event").
 // Output ids and times derive from the slot's state and the input's time.
 package engine
 

@@ -9,7 +9,7 @@ import (
 // machine arithmetic. Prices, quantities and fees of the hot path use it;
 // shopspring/decimal stays at the edges (market parameters, messages,
 // anything that does not fit), so that every figure on the wire is the same
-// exact decimal either way (DESIGN rule 7).
+// exact decimal either way (docs/architecture.md "Exact money").
 type fixed struct {
 	coef  uint64
 	scale int

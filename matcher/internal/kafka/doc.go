@@ -1,7 +1,8 @@
 // Package kafka runs the engine as a consume-transform-produce loop over
 // Kafka with franz-go's GroupTransactSession: a batch of orders records, the
 // order events and fills it caused, and the consumer offsets after it are
-// committed in one transaction or not at all (DESIGN rule 3).
+// committed in one transaction or not at all (docs/architecture.md "Exactly
+// once").
 //
 // Each partition of orders has its own engine. An engine is valid for a
 // partition only while it has applied every record before the next one the

@@ -14,7 +14,8 @@ import (
 )
 
 // Two matcher instances share the group while commands flow, and ops raise
-// orders from 16 to 32 partitions in the middle (DESIGN rule 1): commands
+// orders from 16 to 32 partitions in the middle (docs/architecture.md "One
+// writer per slot"): commands
 // of live markets stay on their partitions because producers use the
 // layout, new markets land on the new partitions, and every partition's
 // outputs are byte for byte those of one engine applying its commands in

@@ -41,7 +41,8 @@ type DepositItem struct {
 	S int64       `json:"s"`
 }
 
-// DepositSuccess is the status of every listed deposit (interface.md).
+// DepositSuccess is the status of every listed deposit (docs/api.md "Values
+// and identifiers").
 const DepositSuccess = 10
 
 // deposits lists the caller's deposits, newest block first; startBlockId

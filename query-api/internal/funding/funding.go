@@ -13,7 +13,8 @@ import (
 	"blockspace.exchange/platform/httpx"
 )
 
-// Page sizes of the list reads (decisions.md: default 20, max 100).
+// Page sizes of the list reads (docs/api.md "Values and identifiers":
+// default 20, max 100).
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100

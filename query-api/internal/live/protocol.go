@@ -43,7 +43,8 @@ const (
 	QueryPositions    = "positions"
 )
 
-// Market types of the protocol (interface.md families).
+// Market types of the protocol, one per market family (docs/websocket.md
+// "Messages").
 const (
 	MarketWholeBlock       = "wholeBlock"
 	MarketInclusionPreconf = "inclusionPreconf"

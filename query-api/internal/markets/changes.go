@@ -16,7 +16,8 @@ type Listener interface {
 }
 
 // Market actions of a MarketChange: the market became visible open, or
-// moved to a later status (decisions.md market status).
+// moved to a later status (docs/api.md "Values and identifiers": market
+// status).
 const (
 	ActionOpen             = "open"
 	ActionTradingClosed    = "tradingClosed"
@@ -47,8 +48,8 @@ type MarketChange struct {
 	Market       any
 }
 
-// Trade is one fill as public trade lists show it (interface.md
-// "WholeBlockTrade"); side is the taker's.
+// Trade is one fill as public trade lists show it (the WholeBlockTrade of
+// docs/api.md "Orders, trades and positions"); side is the taker's.
 type Trade struct {
 	Family          topics.Family `json:"-"`
 	InstrumentID    string        `json:"instrumentId"`
@@ -100,8 +101,9 @@ var orderActions = map[string]string{
 }
 
 // Order is one order of its owner after an event (the order fields of
-// interface.md plus the event's details). A cancelRejected update carries
-// the order the cancel named and the refusal in errorCode and message.
+// docs/api.md "Orders, trades and positions" plus the event's details). A
+// cancelRejected update carries the order the cancel named and the refusal in
+// errorCode and message.
 type Order struct {
 	OrderID       int64  `json:"orderId"`
 	ClientOrderID string `json:"clientOrderId,omitempty"`

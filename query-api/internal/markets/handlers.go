@@ -9,7 +9,7 @@ import (
 )
 
 // CodeNoMarket answers a slot without an inclusion-preconf market
-// (decisions.md code 114, market not open: not started or unknown).
+// (docs/codes.md code 114, market not open: not started or unknown).
 const CodeNoMarket = 114
 
 // Register mounts the public market reads.

@@ -371,7 +371,8 @@ func (m *Model) applyCancelRejected(e topics.Envelope) error {
 	return nil
 }
 
-// isFinal reports whether an order status ends the order (decisions.md).
+// isFinal reports whether an order status ends the order (docs/api.md
+// "Values and identifiers").
 func isFinal(status int) bool {
 	switch status {
 	case topics.OrderStatusDone, topics.OrderStatusCancelledByUser, topics.OrderStatusCancelledBySys,

@@ -9,8 +9,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Fields of interface.md "WholeBlockMarket" and "InclusionPreconfMarket",
-// in the order of the spec.
+// Fields of the WholeBlockMarket and InclusionPreconfMarket resources, in
+// the order of their schemas in platform/api/openapi.yaml.
 var (
 	wholeBlockFields = []string{"marketId", "slot", "instrumentId", "name", "priceStep", "minPrice", "maxPrice",
 		"availablePreconf", "direction", "price", "midPrice", "status", "maturityTime", "trxSubmitTime", "blockTime",

@@ -6,7 +6,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// WholeBlockMarket is the WholeBlockMarket resource of interface.md.
+// WholeBlockMarket is the WholeBlockMarket resource of the interface
+// (docs/api.md "Markets (public)").
 // Price and direction are null before the first trade, midPrice while the
 // book lacks a side.
 type WholeBlockMarket struct {
@@ -29,8 +30,9 @@ type WholeBlockMarket struct {
 	UpdateDate       int64   `json:"updateDate"`
 }
 
-// InclusionPreconfMarket is the InclusionPreconfMarket resource of
-// interface.md. bestBid is null while no buy order rests.
+// InclusionPreconfMarket is the InclusionPreconfMarket resource of the
+// interface (docs/api.md "Markets (public)"). bestBid is null while no buy
+// order rests.
 type InclusionPreconfMarket struct {
 	MarketID          int64   `json:"marketId"`
 	Slot              uint64  `json:"slot"`

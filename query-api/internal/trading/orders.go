@@ -12,7 +12,8 @@ import (
 	"blockspace.exchange/platform/httpx"
 )
 
-// Order is the WholeBlockOrder resource of interface.md, and the
+// Order is the WholeBlockOrder resource of the interface (docs/api.md
+// "Orders, trades and positions"), and the
 // InclusionPreconfOrder of the same shape whose quantities are gas units.
 // The public listing leaves ClientOrderID null: a label the client chose
 // would let anyone link the orders of one client.

@@ -15,7 +15,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Position is the WholeBlockPosition resource of interface.md, with the
+// Position is the WholeBlockPosition resource of the interface (docs/api.md
+// "Orders, trades and positions"), with the
 // instrument added, and the InclusionPreconfPosition of the same shape
 // whose quantities are gas units. It never names its holder.
 type Position struct {

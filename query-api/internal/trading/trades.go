@@ -12,7 +12,8 @@ import (
 	"blockspace.exchange/platform/httpx"
 )
 
-// Trade is the WholeBlockTrade resource of interface.md (Side is the
+// Trade is the WholeBlockTrade resource of the interface (docs/api.md
+// "Orders, trades and positions"; Side is the
 // taker's side, the trade's direction), and the InclusionPreconfTrade of
 // the same shape: quantities in gas units and no PreconfQuantity.
 type Trade struct {

@@ -13,13 +13,14 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Page sizes of every trading list (interface.md "Limits": default 10).
+// Page sizes of every trading list (docs/api.md "Values and identifiers":
+// default 10).
 const (
 	DefaultLimit = 10
 	MaxLimit     = 100
 )
 
-// Order statuses as SQL lists (decisions.md "Status values"). They are
+// Order statuses as SQL lists (docs/api.md "Values and identifiers"). They are
 // literal SQL, never parameters, so that the planner can use the partial
 // indexes whose predicate is the live list (orders_live,
 // orders_account_live).
@@ -33,8 +34,8 @@ const (
 )
 
 // familySpan is the width of a family's range of market ids: a family's
-// markets are base + slot with slot below 10^12 (decisions.md
-// "Identifiers", topics.MarketID).
+// markets are base + slot with slot below 10^12 (docs/api.md "Values and
+// identifiers", topics.MarketID).
 const familySpan = 1_000_000_000_000
 
 // maxSlot is the highest slot a market id can carry.

@@ -1,4 +1,5 @@
-// Package audit checks the invariants of the ledger (DESIGN rule 5) on a
+// Package audit checks the invariants of the ledger (docs/architecture.md
+// "Double entry") on a
 // live database: per token the balances of all accounts sum to zero;
 // user balances are never negative and locked never exceeds quantity;
 // every journal entry balances; every balance equals the sum of its
@@ -70,7 +71,7 @@ var Checks = []Check{
 }
 
 // finalStatuses are the order statuses after which nothing changes
-// (decisions.md "Status values").
+// (docs/api.md "Values and identifiers").
 const finalStatuses = `(10, 11, 12, 14, 99)`
 
 // openReservations are, per account and token, the funds that open buy

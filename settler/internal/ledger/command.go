@@ -12,7 +12,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Account transaction types (decisions.md "Status values").
+// Account transaction types (docs/api.md "Values and identifiers").
 const (
 	TypeBuy           = 1
 	TypeSell          = 2
@@ -31,7 +31,7 @@ const (
 	SystemInFlight = 103 // withdrawals debited and not yet paid on chain
 )
 
-// Withdraw request statuses (decisions.md "Status values").
+// Withdraw request statuses (docs/api.md "Values and identifiers").
 const (
 	WithdrawAccepted  = 0
 	WithdrawDebited   = 1
