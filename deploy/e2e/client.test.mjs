@@ -1,14 +1,25 @@
 // What an outside client meets at the edges, written from docs/ only:
 // refusals carry an X-Request-ID and the documented body (docs/codes.md,
 // docs/websocket.md, docs/orderflow.md), and a deposit's wei amount reads
-// exactly as docs/api.md shows. ethers signs logins, API-key challenges
-// and the deposit; Node's fetch and http are the HTTP clients.
+// exactly as docs/api.md shows; order entry answers carry the matcher's
+// decision, a user reads its own positions and remaining withdrawal limits
+// over REST, and kafkajs reads every topic. ethers signs logins, API-key
+// challenges and the deposit; Node's fetch and http are the HTTP clients.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { ethers } from 'ethers';
 
+import kafkajs from 'kafkajs';
+import SnappyCodec from 'kafkajs-snappy';
+
 import { startStack, waitUntil } from './lib/devstack.mjs';
+import { SELLER_KEY, login } from './lib/trading.mjs';
+
+// kafkajs reads Snappy batches once the codec is registered (docs/topics.md
+// "Compression").
+const { Kafka, logLevel, CompressionTypes, CompressionCodecs } = kafkajs;
+CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec;
 
 // Dev key 1, which README's "Dev chain keys" gives to deposits.
 const DEPOSITOR_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
@@ -119,26 +130,11 @@ test('an unknown originator path answers 404 whatever the body holds', async () 
   }
 });
 
-// login signs the server's EIP-712 login message and returns the access
-// token (docs/api.md "Login, sessions and users").
-async function login(wallet) {
-  const addr = wallet.address.toLowerCase();
-  const form = (o) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(o).toString() });
-  const ch = await answer(`${stack.rest}/api/v1/user/login`, form({ addr }));
-  assert.equal(ch.body.success, true, JSON.stringify(ch.body));
-  const typed = JSON.parse(ch.body.data.eip712Message);
-  const signature = await wallet.signTypedData(typed.domain, { data: typed.types.data }, typed.message);
-  const v = await answer(`${stack.rest}/api/v1/user/login/verify`, form({ addr, nonceHash: ch.body.data.nonceHash, signature }));
-  assert.equal(v.body.success, true, JSON.stringify(v.body));
-  return v.body.data.accessToken.token;
-}
-
 test("a deposit's q reads exactly with the parse docs/api.md shows", { timeout: 180_000 }, async () => {
   const provider = new ethers.JsonRpcProvider(stack.chainRPC, 1337, { staticNetwork: true });
   try {
     const wallet = new ethers.Wallet(DEPOSITOR_KEY, provider);
-    const token = await login(wallet);
+    const { token } = await login(stack.rest, DEPOSITOR_KEY, 'client-e2e');
     const { body: c } = await answer(`${stack.rest}/api/v1/p/funding/contractAddress`);
     const collateral = new ethers.Contract(c.data.contractAddress, ['function deposit() payable'], wallet);
     const wei = 10n ** 18n + 1n; // 1.000000000000000001 ETH: no double holds it
@@ -159,3 +155,112 @@ test("a deposit's q reads exactly with the parse docs/api.md shows", { timeout: 
     provider.destroy();
   }
 });
+
+async function call(method, path, token, body) {
+  const r = await fetch(`${stack.rest}${path}`, {
+    method, body: body && JSON.stringify(body),
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+  });
+  const answer = await r.json();
+  assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(answer)}`);
+  assert.equal(answer.success, true, `${method} ${path}: ${JSON.stringify(answer)}`);
+  return answer.data;
+}
+
+test('order answers, own positions and limits over REST; every topic through kafkajs', { timeout: 240_000 }, async () => {
+  try {
+    await traderView();
+  } catch (err) {
+    console.log(`stack output (tail):\n${stack.output().slice(-4000)}`);
+    throw err;
+  }
+});
+
+async function traderView() {
+  // The demo seller holds every whole block its validator proposes.
+  const seller = await login(stack.rest, SELLER_KEY, 'client-e2e');
+  const market = await waitUntil('an open whole-block market with time left', async () => {
+    const { markets } = await (await fetch(`${stack.rest}/api/v1/p/wholeblock/markets`)).json().then((a) => a.data);
+    const open = markets.filter((m) => m.status === 1 && m.maturityTime > Date.now() + 30_000);
+    return open.sort((a, b) => b.slot - a.slot)[0];
+  }, 120_000);
+  const instrumentId = market.instrumentId;
+
+  const held = await waitUntil('the seller\'s position in the market', async () => {
+    const { positions } = await call('GET', `/api/v1/user/wholeblock/positions?instrumentId=${instrumentId}`, seller.token);
+    return positions.find((p) => p.quantity === '1');
+  });
+  assert.equal(held.accountId, seller.accountId);
+  assert.equal(held.slot, market.slot);
+  assert.equal(held.available, '1');
+
+  // The answer carries the matcher's decision: the offer rests.
+  const { orders } = await call('POST', '/api/v1/wholeblock/order', seller.token,
+    { accountId: seller.accountId, instrumentId, side: false, orderType: 2, quantity: '1', price: '0.9' });
+  assert.equal(orders.length, 1);
+  const offer = orders[0];
+  assert.equal(offer.errorCode, null, JSON.stringify(offer));
+  assert.equal(offer.status, 1, `the offer's answer, want it resting: ${JSON.stringify(offer)}`);
+
+  const { items } = await call('POST', '/api/v1/wholeblock/cancel-order', seller.token,
+    { accountId: seller.accountId, instrumentId, orderId: offer.orderId });
+  assert.deepEqual(items.map((it) => [it.orderId, it.code, it.status]), [[offer.orderId, 1, 11]]);
+
+  // A user who never withdrew reads its limits without naming a request.
+  const { dailyWithdrawLimits } = await call('GET', '/api/v1/user/funding/withdraw/limits', seller.token);
+  assert.ok(dailyWithdrawLimits.length > 0);
+  for (const l of dailyWithdrawLimits) {
+    assert.equal(l.remainingWithdrawLimit, l.dailyWithdrawLimit, JSON.stringify(l));
+  }
+
+  await readEveryTopic(offer.orderId);
+}
+
+// readEveryTopic reads every topic of the exchange with kafkajs, read
+// committed, and checks that each record is an envelope whose type
+// header names its type, until every topic that holds records was read
+// and the offer's place command and decision were seen.
+async function readEveryTopic(orderId) {
+  const kafka = new Kafka({ clientId: 'client-e2e', brokers: [stack.kafka], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const names = (await admin.listTopics()).filter((t) => !t.startsWith('__'));
+  const holding = [];
+  for (const topic of names) {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    if (offsets.some((o) => Number(o.high) > Number(o.low))) holding.push(topic);
+  }
+  await admin.disconnect();
+  assert.ok(holding.includes('orders') && holding.includes('order-events'), `topics with records: ${holding}`);
+
+  const consumer = kafka.consumer({ groupId: `client-e2e-${Date.now()}`, readUncommitted: false });
+  await consumer.connect();
+  await consumer.subscribe({ topics: names, fromBeginning: true });
+  const read = new Set();
+  const seen = new Set();
+  const problems = [];
+  await consumer.run({
+    eachMessage: async ({ topic, message }) => {
+      read.add(topic);
+      if (message.value === null) return; // a tombstone of a compacted topic
+      let envelope;
+      try {
+        envelope = JSON.parse(message.value.toString());
+      } catch (err) {
+        problems.push(`${topic}: not JSON: ${err.message}`);
+        return;
+      }
+      if (message.headers.type?.toString() !== envelope.type) {
+        problems.push(`${topic}: type header ${message.headers.type} but envelope type ${envelope.type}`);
+      }
+      if (envelope.data?.orderId === orderId) seen.add(envelope.type);
+    },
+  });
+  try {
+    await waitUntil('kafkajs to read every topic that holds records', () =>
+      holding.every((t) => read.has(t)) && seen.has('order.place') && seen.has('order.accepted') && seen.has('order.cancelled'), 60_000);
+  } finally {
+    await consumer.disconnect();
+  }
+  assert.deepEqual(problems, []);
+}
