@@ -18,6 +18,7 @@ import (
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/trading/candletest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -27,66 +28,6 @@ var candleGenesis = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
 // candleWidths are the widths of the intervals in ms, on candleGenesis.
 var candleWidths = map[string]int64{"slot": 2000, "1m": 60_000, "5m": 300_000, "1h": 3_600_000, "1d": 86_400_000}
-
-// point is a trade as a candle sees it.
-type point struct {
-	id, at     int64 // trade id, executed time in epoch ms
-	price, qty decimal.Decimal
-}
-
-// wireCandle is a candle as the REST read and the WebSocket print it.
-type wireCandle struct {
-	OpenTime  int64  `json:"openTime"`
-	CloseTime int64  `json:"closeTime"`
-	Slot      *int64 `json:"slot"`
-	Open      string `json:"open"`
-	High      string `json:"high"`
-	Low       string `json:"low"`
-	Close     string `json:"close"`
-	Volume    string `json:"volume"`
-	Trades    int64  `json:"trades"`
-}
-
-// candlesOf computes the candles of points by the rule of docs/api.md
-// "Candles": per interval of width ms from origin, open and close are the
-// first and last trade by (time, trade id); intervals without trades
-// have no candle.
-func candlesOf(points []point, width, origin int64, slots bool) []wireCandle {
-	points = slices.Clone(points)
-	slices.SortFunc(points, func(a, b point) int {
-		if a.at != b.at {
-			return int(a.at - b.at)
-		}
-		return int(a.id - b.id)
-	})
-	var out []wireCandle
-	var high, low, volume decimal.Decimal
-	for i, p := range points {
-		start := origin + floorDiv(p.at-origin, width)*width
-		if len(out) == 0 || out[len(out)-1].OpenTime != start {
-			k := wireCandle{OpenTime: start, CloseTime: start + width, Open: p.price.String()}
-			if slots {
-				slot := (start - origin) / width
-				k.Slot = &slot
-			}
-			out = append(out, k)
-			high, low, volume = p.price, p.price, decimal.Zero
-		}
-		k := &out[len(out)-1]
-		high, low, volume = decimal.Max(high, p.price), decimal.Min(low, p.price), volume.Add(p.qty)
-		k.High, k.Low, k.Volume, k.Close = high.String(), low.String(), volume.String(), points[i].price.String()
-		k.Trades++
-	}
-	return out
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
-	}
-	return q
-}
 
 // candleFixture is a query-api over trades of both families spread over
 // two hours of many slots, with quiet minutes, a quiet quarter of an hour
@@ -161,9 +102,9 @@ func (f *candleFixture) addTrade(t testing.TB, rng *rand.Rand, id, at int64, u t
 
 // listed reads every trade of the family through the public trades
 // listing, page by page.
-func (f *candleFixture) listed(t *testing.T, fam string) []point {
+func (f *candleFixture) listed(t *testing.T, fam string) []candletest.Trade {
 	t.Helper()
-	var out []point
+	var out []candletest.Trade
 	for _, inst := range f.instruments[fam] {
 		start := int64(0)
 		for {
@@ -178,7 +119,7 @@ func (f *candleFixture) listed(t *testing.T, fam string) []point {
 			}
 			f.read(t, path, &page)
 			for _, tr := range page.Trades {
-				out = append(out, point{id: tr.TrxID, at: tr.Date, price: tr.Price, qty: tr.Quantity})
+				out = append(out, candletest.Trade{ID: tr.TrxID, At: tr.Date, Price: tr.Price, Quantity: tr.Quantity})
 			}
 			if len(page.Trades) < 100 {
 				break
@@ -202,10 +143,10 @@ func (f *candleFixture) read(t *testing.T, path string, data any) {
 }
 
 // candles GETs the candles of a family with the given query.
-func (f *candleFixture) candles(t *testing.T, fam, query string) []wireCandle {
+func (f *candleFixture) candles(t *testing.T, fam, query string) []trading.Candle {
 	t.Helper()
 	var data struct {
-		Candles []wireCandle `json:"candles"`
+		Candles []trading.Candle `json:"candles"`
 	}
 	f.read(t, "/api/v1/p/"+fam+"/candles?"+query, &data)
 	return data.Candles
@@ -213,9 +154,9 @@ func (f *candleFixture) candles(t *testing.T, fam, query string) []wireCandle {
 
 // pageCandles reads the candles of [from, to) page by page with startTime,
 // each page starting limit intervals after the last.
-func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []wireCandle {
+func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []trading.Candle {
 	t.Helper()
-	var out []wireCandle
+	var out []trading.Candle
 	width := candleWidths[interval]
 	for start := from; start < to; start += limit * width {
 		page := f.candles(t, fam, fmt.Sprintf("interval=%s&startTime=%d&endTime=%d&limit=%d", interval, start, to-1, limit))
@@ -241,52 +182,18 @@ func TestCandlesMatchTradesListings(t *testing.T) {
 		for _, interval := range trading.IntervalNames {
 			t.Run(fam+"/"+interval, func(t *testing.T) {
 				width := candleWidths[interval]
-				want := candlesOf(points, width, origin[interval], interval == "slot")
-				if interval == "slot" || interval == "1m" {
-					assertGaps(t, want, width)
+				want := candletest.Candles(points, width, origin[interval], interval == "slot")
+				if (interval == "slot" || interval == "1m") && !candletest.Gaps(want) {
+					t.Fatalf("no %s interval without a trade among %d candles", interval, len(want))
 				}
-				from := origin[interval] + floorDiv(f.start-origin[interval], width)*width
+				from := f.start - (f.start-origin[interval])%width
 				got := f.pageCandles(t, fam, interval, from, f.end, 1000)
-				if d := diffCandles(got, want); d != "" {
+				if d := candletest.Diff(got, want); d != "" {
 					t.Fatal(d)
 				}
 			})
 		}
 	}
-}
-
-// assertGaps fails unless some intervals between the candles had no
-// trade, so that the test covers them.
-func assertGaps(t *testing.T, candles []wireCandle, width int64) {
-	t.Helper()
-	for i := 1; i < len(candles); i++ {
-		if candles[i].OpenTime-candles[i-1].OpenTime > width {
-			return
-		}
-	}
-	t.Fatalf("no interval of %d ms without a trade among %d candles", width, len(candles))
-}
-
-func diffCandles(got, want []wireCandle) string {
-	if len(got) != len(want) {
-		return fmt.Sprintf("%d candles, want %d", len(got), len(want))
-	}
-	for i := range got {
-		g, w := got[i], want[i]
-		gs, ws := g.Slot, w.Slot
-		g.Slot, w.Slot = nil, nil
-		if g != w || (gs == nil) != (ws == nil) || (gs != nil && *gs != *ws) {
-			return fmt.Sprintf("candle %d: got %+v slot %v, want %+v slot %v", i, g, deref(gs), w, deref(ws))
-		}
-	}
-	return ""
-}
-
-func deref(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // TestCandlesWindow: without startTime the answer holds the last limit
@@ -295,9 +202,9 @@ func deref(p *int64) any {
 func TestCandlesWindow(t *testing.T) {
 	f := newCandleFixture(t)
 	const minute = 60_000
-	all := candlesOf(f.listed(t, "wholeblock"), minute, 0, false)
-	in := func(from, to int64) []wireCandle {
-		var out []wireCandle
+	all := candletest.Candles(f.listed(t, "wholeblock"), minute, 0, false)
+	in := func(from, to int64) []trading.Candle {
+		var out []trading.Candle
 		for _, k := range all {
 			if k.OpenTime >= from && k.OpenTime <= to {
 				out = append(out, k)
@@ -309,7 +216,7 @@ func TestCandlesWindow(t *testing.T) {
 	endMinute := end - end%minute
 	cases := []struct {
 		name, query string
-		want        []wireCandle
+		want        []trading.Candle
 	}{
 		{"last intervals up to endTime", fmt.Sprintf("endTime=%d&limit=10", end), in(endMinute-9*minute, endMinute)},
 		{"endTime on a boundary", fmt.Sprintf("endTime=%d&limit=3", endMinute), in(endMinute-2*minute, endMinute)},
@@ -324,7 +231,7 @@ func TestCandlesWindow(t *testing.T) {
 			if len(tc.want) == 0 && tc.name != "before the first trade" {
 				t.Fatal("the case selects no candle of the fixture")
 			}
-			if d := diffCandles(f.candles(t, "wholeblock", tc.query), tc.want); d != "" {
+			if d := candletest.Diff(f.candles(t, "wholeblock", tc.query), tc.want); d != "" {
 				t.Fatal(d)
 			}
 		})

@@ -2,8 +2,9 @@
 // market channels (markets, order books, trades, tickers), private
 // channels of a logged-in user (orders, balances, transactions,
 // positions) and queries, fed from the log through query-api's market
-// model and the account feed, never by polling Postgres. docs/websocket.md
-// is the protocol.
+// model and the account feed. Only the candles channel reads Postgres
+// again and again: once a second per family and interval subscribed to
+// (candles.go). docs/websocket.md is the protocol.
 package live
 
 import (
@@ -32,6 +33,8 @@ type Config struct {
 	RequestRate      float64       // client messages per second, sustained (20)
 	RequestBurst     int           // client messages in a burst (50)
 	AuthCheck        time.Duration // how often sessions are checked for expiry and revocation (1s)
+	CandlePoll       time.Duration // how often subscribed candles are read again (1s)
+	CandleGrace      time.Duration // how long after its end an interval's candle is closed (3s)
 	Now              func() time.Time
 }
 
@@ -63,6 +66,12 @@ func (c Config) withDefaults() Config {
 	if c.AuthCheck <= 0 {
 		c.AuthCheck = time.Second
 	}
+	if c.CandlePoll <= 0 {
+		c.CandlePoll = time.Second
+	}
+	if c.CandleGrace <= 0 {
+		c.CandleGrace = 3 * time.Second
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -86,6 +95,7 @@ type Deps struct {
 	Tokens    TokenVerifier
 	Sessions  SessionChecker          // revoked sessions; nil checks only expiry and keys
 	Positions PositionReader          // the positions query; nil answers code 21
+	Candles   CandleReader            // the candles channel; nil answers code 21
 	Clock     environment.Environment // genesis and slot length, for the currentSlot query
 	Logger    *slog.Logger
 }
@@ -96,6 +106,7 @@ type Server struct {
 	cfg      Config
 	deps     Deps
 	hub      *Hub
+	candles  *candleStreams
 	upgrader websocket.Upgrader
 }
 
@@ -107,6 +118,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 			// Sessions are carried in messages, never in cookies, so a
 			// page of another origin gains nothing: any origin may connect.
 			CheckOrigin: func(*http.Request) bool { return true }}}
+	s.candles = newCandleStreams(deps.Candles, s.hub, s.cfg.CandleGrace, s.cfg.Now)
 	deps.Model.SetListener(publisher{s.hub})
 	return s
 }
@@ -169,11 +181,14 @@ func (s *Server) fail(w http.ResponseWriter, e *httpx.Error) {
 		"message": e.Message, "data": struct{}{}}))
 }
 
-// Run checks sessions every AuthCheck until ctx ends, then closes every
-// socket with 1001 (going away).
+// Run checks sessions every AuthCheck and reads subscribed candles every
+// CandlePoll until ctx ends, then closes every socket with 1001 (going
+// away).
 func (s *Server) Run(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.AuthCheck)
 	defer t.Stop()
+	candles := time.NewTicker(s.cfg.CandlePoll)
+	defer candles.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -183,6 +198,8 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			s.checkSessions(ctx)
+		case <-candles.C:
+			s.candles.poll(ctx, s.deps.Logger.Warn)
 		}
 	}
 }
