@@ -11,8 +11,8 @@ import (
 
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/query-api/candletest"
 	"blockspace.exchange/query-api/internal/trading"
-	"blockspace.exchange/query-api/internal/trading/candletest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )

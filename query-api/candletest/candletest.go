@@ -15,6 +15,12 @@ import (
 	"blockspace.exchange/query-api/internal/trading"
 )
 
+// Candle is a candle as the read answers it, for tests outside query-api.
+type Candle = trading.Candle
+
+// IntervalNames are the intervals the read takes.
+var IntervalNames = trading.IntervalNames
+
 // Trade is a trade as a candle sees it.
 type Trade struct {
 	ID       int64 // trade id (trxId, tradeId)
