@@ -224,6 +224,7 @@ func TestCandlesWindow(t *testing.T) {
 		{"startTime inside an interval", fmt.Sprintf("startTime=%d&endTime=%d&limit=5", end, f.end), in(endMinute+minute, endMinute+5*minute)},
 		{"endTime before limit intervals", fmt.Sprintf("startTime=%d&endTime=%d&limit=100", endMinute, endMinute+4*minute), in(endMinute, endMinute+4*minute)},
 		{"interval default 1m", fmt.Sprintf("startTime=%d&endTime=%d", f.start, f.end), in(f.start, f.start-f.start%minute+100*minute)},
+		{"empty interval is 1m", fmt.Sprintf("interval=&startTime=%d&endTime=%d&limit=10", endMinute, f.end), in(endMinute, endMinute+9*minute)},
 		{"before the first trade", fmt.Sprintf("endTime=%d", f.start-minute), nil},
 	}
 	for _, tc := range cases {

@@ -162,7 +162,10 @@ func (c *Candles) Register(rt gin.IRouter, needsDB gin.HandlerFunc) {
 // to endTime.
 func (c *Candles) parseQuery(ctx *gin.Context, now int64) (candleQuery, error) {
 	var q candleQuery
-	name := ctx.DefaultQuery("interval", "1m")
+	name := ctx.Query("interval")
+	if name == "" {
+		name = "1m"
+	}
 	iv, ok := c.Interval(name)
 	if !ok {
 		return q, httpx.Invalid("query parameter interval must be one of %s, got %q", strings.Join(IntervalNames, ", "), short(name))
