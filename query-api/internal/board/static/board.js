@@ -418,7 +418,7 @@
 
   function fmtAxisPrice(p) {
     if (state.chart.family === "inclusionPreconf") return (Math.round(p * 1e9 * 1000) / 1000) + " gwei";
-    return String(Math.round(p * 1e6) / 1e6);
+    return String(Number(p.toPrecision(9)));
   }
 
   function fmtAxisTime(t, span) {
@@ -427,6 +427,13 @@
     if (span <= 30 * 60e3) return hm + ":" + String(d.getSeconds()).padStart(2, "0");
     if (span > 36 * 3600e3) return (d.getMonth() + 1) + "/" + d.getDate() + " " + hm;
     return hm;
+  }
+
+  // niceStep rounds a price step up to 1, 2 or 5 times a power of ten, so
+  // that the price axis reads in round numbers.
+  function niceStep(raw) {
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= raw);
   }
 
   function renderChart() {
@@ -461,10 +468,11 @@
     const y = (p) => T + (hi - Number(p)) / (hi - lo) * priceH;
     const maxVol = Math.max(1e-18, ...shown.map((k) => Number(k.volume)));
     const parts = [];
-    for (let i = 0; i <= 4; i++) {
-      const p = lo + (hi - lo) * i / 4;
-      parts.push(svgEl("line", { class: "grid-line", x1: L, x2: L + pw, y1: y(p), y2: y(p) }));
-      parts.push(svgEl("text", { class: "axis", x: L + pw + 8, y: y(p) + 4 }, fmtAxisPrice(p)));
+    const step = niceStep((hi - lo) / 4);
+    for (let p = Math.ceil(lo / step) * step; p <= hi; p += step) {
+      const v = Number(p.toPrecision(12)); // no binary residue in the label
+      parts.push(svgEl("line", { class: "grid-line", x1: L, x2: L + pw, y1: y(v), y2: y(v) }));
+      parts.push(svgEl("text", { class: "axis", x: L + pw + 8, y: y(v) + 4 }, fmtAxisPrice(v)));
     }
     for (let i = 0; i <= 6; i++) {
       const t = start + (end - start) * i / 6;
