@@ -100,6 +100,20 @@ func (s *Server) subscribeCandles(sock *socket, a Arg) {
 	})
 }
 
+// run polls every period until ctx ends.
+func (c *candleStreams) run(ctx context.Context, period time.Duration, log func(msg string, args ...any)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.poll(ctx, log)
+		}
+	}
+}
+
 // poll reads the newest candles of every stream with a subscriber and
 // pushes what changed. An interval is closed once grace has passed after
 // its end, time for the settler to write its last trades: its candle, if

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -181,14 +182,16 @@ func (s *Server) fail(w http.ResponseWriter, e *httpx.Error) {
 		"message": e.Message, "data": struct{}{}}))
 }
 
-// Run checks sessions every AuthCheck and reads subscribed candles every
-// CandlePoll until ctx ends, then closes every socket with 1001 (going
-// away).
+// Run checks sessions every AuthCheck until ctx ends, then closes every
+// socket with 1001 (going away). Beside it, until ctx ends, a goroutine
+// reads subscribed candles every CandlePoll, so that a slow Postgres read
+// of candles never holds up the session checks; Run returns after it.
 func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.candles.run(ctx, s.cfg.CandlePoll, s.deps.Logger.Warn) })
 	t := time.NewTicker(s.cfg.AuthCheck)
 	defer t.Stop()
-	candles := time.NewTicker(s.cfg.CandlePoll)
-	defer candles.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -198,8 +201,6 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			s.checkSessions(ctx)
-		case <-candles.C:
-			s.candles.poll(ctx, s.deps.Logger.Warn)
 		}
 	}
 }
