@@ -3,6 +3,8 @@ package live
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -100,30 +102,19 @@ func (s *Server) subscribeCandles(sock *socket, a Arg) {
 	})
 }
 
-// run polls every period until ctx ends.
-func (c *candleStreams) run(ctx context.Context, period time.Duration, log func(msg string, args ...any)) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.poll(ctx, log)
-		}
-	}
-}
-
 // poll reads the newest candles of every stream with a subscriber and
 // pushes what changed. An interval is closed once grace has passed after
 // its end, time for the settler to write its last trades: its candle, if
-// it has one, is pushed once more with action close and never again.
-func (c *candleStreams) poll(ctx context.Context, log func(msg string, args ...any)) {
+// it has one, is pushed once more with action close and never again. A
+// stream whose read failed is read again at the next poll.
+func (c *candleStreams) poll(ctx context.Context) error {
+	var errs []error
 	for _, st := range c.byKey {
 		if err := c.pollStream(ctx, st); err != nil {
-			log("live: candles poll", "marketType", marketType(st.key.family), "interval", st.iv.Name, "error", err)
+			errs = append(errs, fmt.Errorf("candles %s %s: %w", marketType(st.key.family), st.iv.Name, err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func (c *candleStreams) pollStream(ctx context.Context, st *candleStream) error {

@@ -132,7 +132,9 @@ func TestCandlesChannel(t *testing.T) {
 	for now.Load() < base+11*60_000 {
 		now.Add(200 + rng.Int64N(5000))
 		write(now.Load())
-		h.srv.candles.poll(ctx, t.Logf)
+		if err := h.srv.candles.poll(ctx); err != nil {
+			t.Fatal(err)
+		}
 		for _, m := range c.upTo() {
 			p := decodeP[CandlesPush](t, m)
 			v := views[p.MarketType+"/"+p.Interval]

@@ -20,6 +20,7 @@ import (
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/serve"
 	"blockspace.exchange/query-api/internal/markets"
 )
 
@@ -189,7 +190,9 @@ func (s *Server) fail(w http.ResponseWriter, e *httpx.Error) {
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.candles.run(ctx, s.cfg.CandlePoll, s.deps.Logger.Warn) })
+	wg.Go(func() {
+		serve.Every(ctx, s.cfg.CandlePoll, s.candles.poll, func(err error) { s.deps.Logger.Warn("live: read candles", "error", err) })
+	})
 	t := time.NewTicker(s.cfg.AuthCheck)
 	defer t.Stop()
 	for {
