@@ -19,12 +19,14 @@ var liveRoute = httpx.Route{Method: http.MethodGet, Path: "/ws"}
 func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) error {
 	var positions live.PositionReader
 	var sessions live.SessionChecker
+	var candles live.CandleReader
 	if deps.Pool != nil {
 		positions = s.reads
 		sessions = live.PostgresSessions{Pool: deps.Pool}
+		candles = s.candles
 	}
 	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Sessions: sessions, Positions: positions,
-		Clock: s.cfg.Environment, Logger: log})
+		Candles: candles, Clock: s.cfg.Environment, Logger: log})
 	if len(s.cfg.Kafka.Brokers) == 0 {
 		return nil
 	}

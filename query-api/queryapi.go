@@ -58,13 +58,14 @@ type Deps struct {
 
 // Service is a running query-api.
 type Service struct {
-	cfg    Config
-	engine *gin.Engine
-	ref    *reference.Cache
-	keys   *auth.Verifier
-	users  *user.Reads
-	reads  *trading.Reads
-	feed   *markets.Feed
+	cfg     Config
+	engine  *gin.Engine
+	ref     *reference.Cache
+	keys    *auth.Verifier
+	users   *user.Reads
+	reads   *trading.Reads
+	candles *trading.Candles
+	feed    *markets.Feed
 	// live is the WebSocket at /ws; accounts feeds its private channels.
 	live     *live.Server
 	accounts *live.AccountFeed
@@ -115,6 +116,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
 	s.reads = trading.New(deps.Pool)
 	s.reads.Register(engine, auth.Bearer(s.keys), needsDB)
+	s.candles = trading.NewCandles(deps.Pool, cfg.Environment)
+	s.candles.Register(engine, needsDB)
 	model, err := s.serveMarkets(engine, deps.Logger)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@
 // playwright-core. The page must show the current slot and the open
 // markets, then a trade made while it watches: the orders go to the
 // `orders` topic the way ingress publishes them (kafkajs), the matcher
-// trades them, and the page learns of it over the WebSocket only. A
+// trades them, and the page learns of it over the WebSocket only. Then
+// trades in two more markets, each in a later slot, must appear as
+// candles of the price chart, as many as the candles read answers. A
 // screenshot is saved in the directory printed at the end.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,8 +14,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { Kafka, logLevel } from 'kafkajs';
+import { ethers } from 'ethers';
 
-import { startStack } from './lib/devstack.mjs';
+import { startStack, waitUntil } from './lib/devstack.mjs';
 import { BUYER_KEY, SELLER_KEY, login, placeOnTopic } from './lib/trading.mjs';
 
 const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -43,7 +46,7 @@ after(async () => {
   await stack?.stop();
 });
 
-test('the market board shows the slot, the markets and a trade as it happens', async () => {
+test('the market board shows the slot, the markets, a trade as it happens and the price chart', async () => {
   try {
     await watchATrade();
   } catch (err) {
@@ -85,6 +88,9 @@ async function watchATrade() {
     instrument, { timeout: 60_000 });
 
   const [seller, buyer] = [await login(stack.rest, SELLER_KEY, 'board-e2e'), await login(stack.rest, BUYER_KEY, 'board-e2e')];
+  // The settler pays for a fill from the buyer's trading account (orders
+  // on the topic reserve nothing), so the buyer deposits first.
+  await fund(BUYER_KEY, buyer, '5');
   const base = Date.now() * 1000;
   await placeOnTopic(producer, seller, instrument, false, '0.75', base + 1);
   const ask = page.locator('[data-testid="ask-level"]').first();
@@ -98,9 +104,73 @@ async function watchATrade() {
   await page.waitForFunction(() => document.querySelector('[data-testid="stat-last"]').textContent === '0.75');
   assert.equal(await page.locator('[data-testid="ask-level"]').count(), 0, 'the sold block left the book');
 
+  await chartShowsTradesInSlots(page, instrument, [seller, buyer], base);
+
   await mkdir(outputDir, { recursive: true });
   const shot = path.join(outputDir, 'market-board.png');
-  await page.screenshot({ path: shot });
+  await page.screenshot({ path: shot, fullPage: true });
   console.log(`market board screenshot: ${shot}`);
   assert.deepEqual(errors, []);
+}
+
+// chartShowsTradesInSlots trades one block in each of two more
+// whole-block markets, each in a later slot than the trade before, shows
+// the chart per slot and waits until it draws one candle per trade: the
+// number of candles the candles read answers for those slots.
+async function chartShowsTradesInSlots(page, first, [seller, buyer], base) {
+  const instruments = await page.locator('tbody[data-family="wholeBlock"] [data-testid="market-row"]')
+    .evaluateAll((rows) => rows.map((r) => r.dataset.instrument));
+  const others = instruments.filter((id) => id !== first).slice(-2);
+  assert.equal(others.length, 2, `whole-block markets listed: ${instruments}`);
+  await page.locator('[data-chart-interval="slot"]').click();
+  const chart = page.getByTestId('chart');
+  await page.waitForFunction(() => document.querySelector('[data-testid="chart"]').dataset.trades === '1', null, { timeout: 30_000 });
+  const prices = ['0.82', '0.68'];
+  for (const [i, instrument] of others.entries()) {
+    // A slot lasts 2 s in the dev stack: the next trade is in a later one.
+    await page.waitForTimeout(2500);
+    await placeOnTopic(producer, seller, instrument, false, prices[i], base + 10 + 2 * i);
+    await placeOnTopic(producer, buyer, instrument, true, prices[i], base + 11 + 2 * i);
+    await page.waitForFunction((n) => document.querySelector('[data-testid="chart"]').dataset.trades === String(n),
+      i + 2, { timeout: 60_000 });
+  }
+  assert.equal(await chart.getAttribute('data-family'), 'wholeBlock');
+  assert.equal(await chart.getAttribute('data-interval'), 'slot');
+  assert.equal(await chart.getAttribute('data-candles'), '3', 'one candle per slot with a trade');
+  assert.equal(await page.getByTestId('candle').count(), 3);
+  const read = await (await fetch(`${stack.rest}/api/v1/p/wholeblock/candles?interval=slot&limit=300`)).json();
+  assert.equal(read.success, true);
+  assert.deepEqual(read.data.candles.map((k) => [k.trades, k.close]), [[1, '0.75'], [1, '0.82'], [1, '0.68']]);
+  const drawn = await page.getByTestId('candle').evaluateAll((gs) => gs.map((g) => Number(g.dataset.openTime)));
+  assert.deepEqual(drawn, read.data.candles.map((k) => k.openTime));
+}
+
+// fund deposits amount ETH from key's wallet on the dev chain and moves
+// it to the trading account of who, waiting until the settler applied
+// both.
+async function fund(key, who, amount) {
+  const provider = new ethers.JsonRpcProvider(stack.chainRPC, 1337, { staticNetwork: true });
+  try {
+    const c = await (await fetch(`${stack.rest}/api/v1/p/funding/contractAddress`)).json();
+    const collateral = new ethers.Contract(c.data.contractAddress, ['function deposit() payable'], new ethers.Wallet(key, provider));
+    await (await collateral.deposit({ value: ethers.parseEther(amount) })).wait();
+  } finally {
+    provider.destroy();
+  }
+  const auth = { Authorization: `Bearer ${who.token}` };
+  const holding = async (type) => {
+    const body = await (await fetch(`${stack.rest}/api/v1/user/accounts`, { headers: auth })).json();
+    const account = body.data.accounts.find((a) => a.type === type);
+    const eth = (account.tokens ?? []).find((tok) => tok.tokenId === 1);
+    return { accountId: account.accountId, available: eth?.availableQuantity ?? '0' };
+  };
+  const current = await waitUntil('the deposit to be credited', async () => {
+    const h = await holding(1);
+    return h.available === amount && h;
+  }, 120_000);
+  const r = await fetch(`${stack.rest}/api/v1/user/account/transfer/token`, { method: 'POST', headers: { ...auth,
+    'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ fromAccountId: current.accountId,
+    toAccountId: who.accountId, tokenId: '1', quantity: amount }).toString() });
+  assert.equal((await r.json()).success, true);
+  await waitUntil('the transfer to be applied', async () => (await holding(2)).available === amount, 60_000);
 }

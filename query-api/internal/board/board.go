@@ -1,5 +1,6 @@
 // Package board serves the market board at GET /: one page, plain HTML,
 // CSS and JavaScript embedded in the binary, that shows the current slot,
+// a price chart of a market family (candles and volume, drawn as SVG),
 // the open markets of both families and a chosen market's book and
 // trades, updating live over the WebSocket at /ws.
 package board

@@ -88,6 +88,10 @@ func (s *Server) subscribe(sock *socket, a Arg) {
 		s.addSubscription(sock, a, nil)
 		return
 	}
+	if a.Channel == ChannelCandles {
+		s.subscribeCandles(sock, a)
+		return
+	}
 	if a.InstrumentID != "" && a.Channel != ChannelMarket {
 		found := false
 		s.deps.Model.View(func(v markets.View) { _, found = v.Ticker(a.InstrumentID) })

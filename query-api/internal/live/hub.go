@@ -16,9 +16,10 @@ type subKey struct {
 	channel    string
 	family     topics.Family
 	instrument string
+	interval   string // channel candles only
 }
 
-func keyOf(a Arg) subKey { return subKey{a.Channel, a.Family, a.InstrumentID} }
+func keyOf(a Arg) subKey { return subKey{a.Channel, a.Family, a.InstrumentID, a.Interval} }
 
 // Hub holds the open sockets and their subscriptions. Publishing never
 // blocks: each socket has a bounded queue, and a socket whose queue is
@@ -172,7 +173,7 @@ func (h *Hub) logoutLocked(s *socket) []subKey {
 func (h *Hub) wants(channel string, f topics.Family, instrument string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.public[subKey{channel, f, instrument}])+len(h.public[subKey{channel, f, ""}]) > 0
+	return len(h.public[subKey{channel, f, instrument, ""}])+len(h.public[subKey{channel, f, "", ""}]) > 0
 }
 
 // publish queues msg on every socket subscribed to channel for the
@@ -180,7 +181,7 @@ func (h *Hub) wants(channel string, f topics.Family, instrument string) bool {
 func (h *Hub) publish(channel string, f topics.Family, instrument string, msg []byte) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	all, one := h.public[subKey{channel, f, ""}], h.public[subKey{channel, f, instrument}]
+	all, one := h.public[subKey{channel, f, "", ""}], h.public[subKey{channel, f, instrument, ""}]
 	if len(all)+len(one) == 0 {
 		return
 	}
@@ -192,6 +193,26 @@ func (h *Hub) publish(channel string, f topics.Family, instrument string, msg []
 		if _, dup := all[s]; !dup {
 			h.deliver(s, pm)
 		}
+	}
+}
+
+// subscribers returns how many sockets subscribed to exactly k.
+func (h *Hub) subscribers(k subKey) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.public[k])
+}
+
+// publishKey queues msg on every socket subscribed to exactly k.
+func (h *Hub) publishKey(k subKey, msg []byte) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if len(h.public[k]) == 0 {
+		return
+	}
+	pm := prepare(msg)
+	for s := range h.public[k] {
+		h.deliver(s, pm)
 	}
 }
 

@@ -37,7 +37,7 @@ func TestErrorsAreAnsweredWithCodes(t *testing.T) {
 		{"unknown op", map[string]any{"op": "trade", "args": []any{map[string]any{}}}, CodeValidation, `op "trade"`},
 		{"no args", map[string]any{"op": "subscribe"}, CodeValidation, "args must be a non-empty array"},
 		{"arg not object", map[string]any{"op": "subscribe", "args": []any{"x"}}, CodeValidation, "args[0]"},
-		{"unknown channel", sub(map[string]any{"channel": "candles", "marketType": "wholeBlock"}), CodeValidation, `channel "candles"`},
+		{"unknown channel", sub(map[string]any{"channel": "klines", "marketType": "wholeBlock"}), CodeValidation, `channel "klines"`},
 		{"no marketType", sub(map[string]any{"channel": "orderBookUpdate"}), CodeValidation, "needs marketType"},
 		{"bad marketType", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "spot"}), CodeValidation, `marketType "spot"`},
 		{"bad instrument", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "wholeBlock", "instrumentId": "BTC-1"}), CodeValidation, `instrumentId "BTC-1"`},
@@ -413,7 +413,7 @@ func TestEachArgIsAnsweredOnItsOwn(t *testing.T) {
 	h.open(7, topics.WholeBlock)
 	c := h.dial(nil)
 	c.subscribe(map[string]string{"channel": "recentTrade", "marketType": "wholeBlock"},
-		map[string]string{"channel": "candles", "marketType": "wholeBlock"},
+		map[string]string{"channel": "klines", "marketType": "wholeBlock"},
 		map[string]string{"channel": "tickerUpdate", "marketType": "wholeBlock", "instrumentId": wb7})
 	got := c.upTo()
 	if len(got) != 4 {
@@ -422,8 +422,8 @@ func TestEachArgIsAnsweredOnItsOwn(t *testing.T) {
 	if got[0].Event != "subscribe" || got[0].Arg == nil || got[0].Arg.Channel != ChannelTrade {
 		t.Fatalf("first arg: %s", got[0].raw)
 	}
-	if m := got[1]; m.Event != "error" || m.Code != CodeValidation || !strings.HasPrefix(m.Msg, `args[1]: channel "candles"`) ||
-		m.Arg == nil || m.Arg.Channel != "candles" || !strings.Contains(m.raw, `"op":"subscribe"`) {
+	if m := got[1]; m.Event != "error" || m.Code != CodeValidation || !strings.HasPrefix(m.Msg, `args[1]: channel "klines"`) ||
+		m.Arg == nil || m.Arg.Channel != "klines" || !strings.Contains(m.raw, `"op":"subscribe"`) {
 		t.Fatalf("second arg: %s", m.raw)
 	}
 	if got[2].Event != "subscribe" || got[2].Arg == nil || got[2].Arg.Channel != ChannelTicker || got[3].A != "snapshot" {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"blockspace.exchange/query-api/internal/trading"
 	"blockspace.exchange/topics"
 )
 
@@ -23,6 +25,9 @@ const (
 	ChannelBook   = "orderBookUpdate"
 	ChannelTrade  = "recentTrade"
 	ChannelTicker = "tickerUpdate"
+	// ChannelCandles takes an interval and reads its candles from
+	// Postgres (candles.go).
+	ChannelCandles = "candles"
 )
 
 // Private channels, open after login.
@@ -71,12 +76,14 @@ type channelKind struct {
 	needsType bool // marketType is required
 	noMarket  bool // marketType and instrumentId do not apply
 	hasReplay bool // subscribe sends the current state first
+	interval  bool // interval is required and instrumentId refused
 }
 
 var channels = map[string]channelKind{
 	ChannelMarket: {needsType: true}, ChannelBook: {needsType: true, hasReplay: true},
 	ChannelTrade: {needsType: true}, ChannelTicker: {needsType: true, hasReplay: true},
-	ChannelOrders: {private: true}, ChannelPositions: {private: true},
+	ChannelCandles: {needsType: true, hasReplay: true, interval: true},
+	ChannelOrders:  {private: true}, ChannelPositions: {private: true},
 	ChannelBalances: {private: true, noMarket: true}, ChannelTransactions: {private: true, noMarket: true},
 }
 
@@ -101,6 +108,7 @@ type Arg struct {
 	InstrumentID string        `json:"instrumentId,omitempty"`
 	QueryType    string        `json:"queryType,omitempty"`
 	Limit        int           `json:"limit,omitempty"`
+	Interval     string        `json:"interval,omitempty"`
 	AccessToken  string        `json:"-"`
 	Family       topics.Family `json:"-"`
 }
@@ -132,6 +140,7 @@ type wireArg struct {
 	InstrumentID *string `json:"instrumentId"`
 	QueryType    *string `json:"queryType"`
 	Limit        *int    `json:"limit"`
+	Interval     *string `json:"interval"`
 	AccessToken  *string `json:"accessToken"`
 }
 
@@ -191,12 +200,15 @@ func decodeArg(op string, raw json.RawMessage) (Arg, *protoError) {
 		return Arg{AccessToken: *w.AccessToken}, nil
 	}
 	a := Arg{Channel: deref(w.Channel), MarketType: deref(w.MarketType), InstrumentID: deref(w.InstrumentID),
-		QueryType: deref(w.QueryType)}
+		QueryType: deref(w.QueryType), Interval: deref(w.Interval)}
 	kind, err := a.kind(op)
 	if err != nil {
 		return a, err
 	}
 	if err := a.market(kind); err != nil {
+		return a, err
+	}
+	if err := a.interval(kind); err != nil {
 		return a, err
 	}
 	if w.Limit != nil {
@@ -274,6 +286,24 @@ func (a *Arg) market(k channelKind) *protoError {
 	return nil
 }
 
+// interval checks the interval of a channel that takes one, and that no
+// other names one.
+func (a *Arg) interval(k channelKind) *protoError {
+	if !k.interval {
+		if a.Interval != "" {
+			return invalid("interval is allowed only on channel %s", ChannelCandles)
+		}
+		return nil
+	}
+	if a.InstrumentID != "" {
+		return invalid("%s covers every market of a marketType and takes no instrumentId", a.name())
+	}
+	if !slices.Contains(trading.IntervalNames, a.Interval) {
+		return invalid("%s needs interval %s, got %q", a.name(), strings.Join(trading.IntervalNames, ", "), short(a.Interval))
+	}
+	return nil
+}
+
 // echo is a refused arg as its error event names it: what was read of
 // it, bounded, or nil when nothing was.
 func (a Arg) echo() *Arg {
@@ -281,7 +311,7 @@ func (a Arg) echo() *Arg {
 		return nil
 	}
 	return &Arg{Channel: short(a.Channel), MarketType: short(a.MarketType), InstrumentID: short(a.InstrumentID),
-		QueryType: short(a.QueryType), Limit: a.Limit}
+		QueryType: short(a.QueryType), Limit: a.Limit, Interval: short(a.Interval)}
 }
 
 func (a *Arg) name() string {
@@ -299,7 +329,7 @@ func marketType(f topics.Family) string {
 }
 
 func channelNames() []string {
-	return []string{ChannelMarket, ChannelBook, ChannelTrade, ChannelTicker,
+	return []string{ChannelMarket, ChannelBook, ChannelTrade, ChannelTicker, ChannelCandles,
 		ChannelOrders, ChannelBalances, ChannelTransactions, ChannelPositions}
 }
 

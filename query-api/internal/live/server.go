@@ -2,8 +2,9 @@
 // market channels (markets, order books, trades, tickers), private
 // channels of a logged-in user (orders, balances, transactions,
 // positions) and queries, fed from the log through query-api's market
-// model and the account feed, never by polling Postgres. docs/websocket.md
-// is the protocol.
+// model and the account feed. Only the candles channel reads Postgres
+// again and again: once a second per family and interval subscribed to
+// (candles.go). docs/websocket.md is the protocol.
 package live
 
 import (
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -18,6 +20,7 @@ import (
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/serve"
 	"blockspace.exchange/query-api/internal/markets"
 )
 
@@ -32,6 +35,8 @@ type Config struct {
 	RequestRate      float64       // client messages per second, sustained (20)
 	RequestBurst     int           // client messages in a burst (50)
 	AuthCheck        time.Duration // how often sessions are checked for expiry and revocation (1s)
+	CandlePoll       time.Duration // how often subscribed candles are read again (1s)
+	CandleGrace      time.Duration // how long after its end an interval's candle is closed (3s)
 	Now              func() time.Time
 }
 
@@ -63,6 +68,12 @@ func (c Config) withDefaults() Config {
 	if c.AuthCheck <= 0 {
 		c.AuthCheck = time.Second
 	}
+	if c.CandlePoll <= 0 {
+		c.CandlePoll = time.Second
+	}
+	if c.CandleGrace <= 0 {
+		c.CandleGrace = 3 * time.Second
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -86,6 +97,7 @@ type Deps struct {
 	Tokens    TokenVerifier
 	Sessions  SessionChecker          // revoked sessions; nil checks only expiry and keys
 	Positions PositionReader          // the positions query; nil answers code 21
+	Candles   CandleReader            // the candles channel; nil answers code 21
 	Clock     environment.Environment // genesis and slot length, for the currentSlot query
 	Logger    *slog.Logger
 }
@@ -96,6 +108,7 @@ type Server struct {
 	cfg      Config
 	deps     Deps
 	hub      *Hub
+	candles  *candleStreams
 	upgrader websocket.Upgrader
 }
 
@@ -107,6 +120,7 @@ func NewServer(cfg Config, deps Deps) *Server {
 			// Sessions are carried in messages, never in cookies, so a
 			// page of another origin gains nothing: any origin may connect.
 			CheckOrigin: func(*http.Request) bool { return true }}}
+	s.candles = newCandleStreams(deps.Candles, s.hub, s.cfg.CandleGrace, s.cfg.Now)
 	deps.Model.SetListener(publisher{s.hub})
 	return s
 }
@@ -170,8 +184,15 @@ func (s *Server) fail(w http.ResponseWriter, e *httpx.Error) {
 }
 
 // Run checks sessions every AuthCheck until ctx ends, then closes every
-// socket with 1001 (going away).
+// socket with 1001 (going away). Beside it, until ctx ends, a goroutine
+// reads subscribed candles every CandlePoll, so that a slow Postgres read
+// of candles never holds up the session checks; Run returns after it.
 func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		serve.Every(ctx, s.cfg.CandlePoll, s.candles.poll, func(err error) { s.deps.Logger.Warn("live: read candles", "error", err) })
+	})
 	t := time.NewTicker(s.cfg.AuthCheck)
 	defer t.Stop()
 	for {

@@ -82,8 +82,8 @@ func (s *socket) sendPrepared(msg *websocket.PreparedMessage) bool {
 // privateMatch reports whether a private subscription covers channel for
 // an instrument of family f. Called with the hub's lock held.
 func (s *socket) privateMatch(channel string, f topics.Family, instrument string) bool {
-	return s.private[subKey{channel, f, instrument}] || s.private[subKey{channel, f, ""}] ||
-		s.private[subKey{channel, "", ""}]
+	return s.private[subKey{channel, f, instrument, ""}] || s.private[subKey{channel, f, "", ""}] ||
+		s.private[subKey{channel, "", "", ""}]
 }
 
 // closeWith asks the writer to send a close frame and end the connection.

@@ -1,6 +1,8 @@
-// Market board: the current slot, the open markets of both families and
-// the chosen market's book and trades, live over the exchange WebSocket
-// (docs/websocket.md). Plain JavaScript, no build step.
+// Market board: the current slot, a price chart of a market family, the
+// open markets of both families and the chosen market's book and trades,
+// live over the exchange WebSocket (docs/websocket.md); the chart's
+// history comes from the candles read (docs/api.md "Candles"). Plain
+// JavaScript, no build step.
 "use strict";
 
 (function () {
@@ -17,7 +19,14 @@
     book: null, // {instrumentId, seq, bids: Map, asks: Map}
     trades: [],
     clock: null, // currentSlot answer plus the local time it arrived
+    chart: { family: null, interval: "1m", candles: new Map(), seq: null, gen: 0 }, // candles by openTime
   };
+
+  // CHART_SPAN is how many intervals the chart shows at most: the last
+  // hours of each interval (a slot is 12 s on public chains).
+  const CHART_SPAN = { slot: 300, "1m": 240, "5m": 288, "1h": 168 };
+  const CHART_MIN_SPAN = 40; // intervals shown at least, so few candles stay wide
+
 
   const $ = (sel) => document.querySelector(sel);
   const el = (tag, cls, text) => {
@@ -44,6 +53,7 @@
         { channel: "tickerUpdate", marketType: t },
       ]) });
       if (state.selected) watch(state.selected);
+      if (state.chart.family) loadChart();
     };
     ws.onmessage = (ev) => {
       if (ev.data === "pong") return;
@@ -109,6 +119,9 @@
         if (msg.s !== state.selected) return;
         if (msg.a === "snapshot") loadBook(msg.P);
         else applyBook(msg.P);
+        break;
+      case "candles":
+        onCandles(msg.a, msg.P);
         break;
       case "recentTrade":
         if (msg.s !== state.selected) return;
@@ -177,6 +190,7 @@
       ] });
     }
     watch(id);
+    if (!state.chart.family) chartShow(familyOf(id), state.chart.interval);
     renderMarkets();
     renderDetail();
     renderBook();
@@ -327,6 +341,175 @@
     }));
     $("#no-trades").hidden = state.trades.length > 0;
   }
+
+  // ---- chart ---------------------------------------------------------
+
+  const SVG = "http://www.w3.org/2000/svg";
+  const svgEl = (tag, attrs, text) => {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+
+  // chartShow switches the chart to a family and interval: the candles of
+  // the last hours over REST, then the live ones of the candles channel.
+  function chartShow(family, interval) {
+    const c = state.chart;
+    if (c.family === family && c.interval === interval) return;
+    if (c.family) send({ op: "unsubscribe", args: [{ channel: "candles", marketType: c.family, interval: c.interval }] });
+    c.family = family;
+    c.interval = interval;
+    for (const b of document.querySelectorAll("[data-chart-family]")) b.classList.toggle("on", b.dataset.chartFamily === family);
+    for (const b of document.querySelectorAll("[data-chart-interval]")) b.classList.toggle("on", b.dataset.chartInterval === interval);
+    loadChart();
+  }
+
+  function loadChart() {
+    const c = state.chart;
+    c.candles = new Map();
+    c.seq = null;
+    const gen = ++c.gen;
+    const path = c.family === "wholeBlock" ? "wholeblock" : "inclusion-preconf";
+    fetch("/api/v1/p/" + path + "/candles?interval=" + c.interval + "&limit=" + CHART_SPAN[c.interval])
+      .then((r) => r.json())
+      .then((body) => {
+        if (gen !== c.gen || !body.success) return;
+        for (const k of body.data.candles) mergeCandle(k);
+        renderChart();
+      })
+      .catch(() => {});
+    send({ op: "subscribe", args: [{ channel: "candles", marketType: c.family, interval: c.interval }] });
+    renderChart();
+  }
+
+  // mergeCandle keeps the newer of two views of an interval: the one with
+  // more trades (an interval only gains trades).
+  function mergeCandle(k) {
+    const cur = state.chart.candles.get(k.openTime);
+    if (!cur || k.trades >= cur.trades) state.chart.candles.set(k.openTime, k);
+  }
+
+  function onCandles(action, p) {
+    const c = state.chart;
+    if (p.marketType !== c.family || p.interval !== c.interval) return;
+    if (action === "snapshot") {
+      c.seq = p.seq;
+      for (const k of p.candles || []) mergeCandle(k);
+    } else {
+      if (c.seq === null) return; // before the snapshot
+      if (p.seq !== c.seq + 1) {
+        // A gap: subscribing again sends a fresh snapshot.
+        c.seq = null;
+        send({ op: "subscribe", args: [{ channel: "candles", marketType: c.family, interval: c.interval }] });
+        return;
+      }
+      c.seq = p.seq;
+      mergeCandle(p.candle);
+    }
+    renderChart();
+  }
+
+  function chartWidth() {
+    const k = state.chart.candles.values().next().value;
+    if (k) return k.closeTime - k.openTime;
+    return state.chart.interval === "slot" && state.clock ? state.clock.slotLength : { "1m": 60e3, "5m": 300e3, "1h": 3600e3 }[state.chart.interval];
+  }
+
+  function fmtAxisPrice(p) {
+    if (state.chart.family === "inclusionPreconf") return (Math.round(p * 1e9 * 1000) / 1000) + " gwei";
+    return String(Number(p.toPrecision(9)));
+  }
+
+  function fmtAxisTime(t, span) {
+    const d = new Date(t);
+    const hm = String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0");
+    if (span <= 30 * 60e3) return hm + ":" + String(d.getSeconds()).padStart(2, "0");
+    if (span > 36 * 3600e3) return (d.getMonth() + 1) + "/" + d.getDate() + " " + hm;
+    return hm;
+  }
+
+  // niceStep rounds a price step up to 1, 2 or 5 times a power of ten, so
+  // that the price axis reads in round numbers.
+  function niceStep(raw) {
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= raw);
+  }
+
+  function renderChart() {
+    const c = state.chart;
+    const svg = $("#chart-svg");
+    const box = $('[data-testid="chart"]');
+    const W = Math.max(300, svg.clientWidth), H = Math.max(200, svg.clientHeight);
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    const w = chartWidth();
+    const end = Math.floor(now() / w) * w + w;
+    const all = [...c.candles.values()].sort((a, b) => a.openTime - b.openTime);
+    const oldest = all.length ? all[0].openTime : end;
+    const start = Math.min(end - CHART_MIN_SPAN * w, Math.max(oldest, end - CHART_SPAN[c.interval] * w));
+    const shown = all.filter((k) => k.openTime >= start && k.openTime < end);
+    box.dataset.candles = shown.length;
+    box.dataset.trades = shown.reduce((n, k) => n + k.trades, 0);
+    box.dataset.interval = c.interval;
+    box.dataset.family = c.family || "";
+    $("#no-candles").hidden = shown.length > 0;
+    const fam = c.family === "wholeBlock" ? "whole block, ETH per block" : "inclusion preconf, gwei per gas";
+    $("#chart-meta").textContent = fam + " · " + shown.length + " candles · " + box.dataset.trades + " trades";
+
+    const L = 8, R = 96, T = 10, B = 24; // margins: price axis on the right, time axis below
+    const pw = W - L - R, ph = H - T - B;
+    const priceH = ph * 0.74, volTop = T + ph * 0.8, volH = ph * 0.2;
+    const x = (t) => L + (t - start) / (end - start) * pw;
+    let lo = Math.min(...shown.map((k) => Number(k.low))), hi = Math.max(...shown.map((k) => Number(k.high)));
+    if (!shown.length) { lo = 0; hi = 1; }
+    if (hi === lo) { hi += Math.abs(hi) * 0.05 || 1; lo -= Math.abs(lo) * 0.05 || 1; }
+    const pad = (hi - lo) * 0.08;
+    lo -= pad; hi += pad;
+    const y = (p) => T + (hi - Number(p)) / (hi - lo) * priceH;
+    const maxVol = Math.max(1e-18, ...shown.map((k) => Number(k.volume)));
+    const parts = [];
+    const step = niceStep((hi - lo) / 4);
+    for (let p = Math.ceil(lo / step) * step; p <= hi; p += step) {
+      const v = Number(p.toPrecision(12)); // no binary residue in the label
+      parts.push(svgEl("line", { class: "grid-line", x1: L, x2: L + pw, y1: y(v), y2: y(v) }));
+      parts.push(svgEl("text", { class: "axis", x: L + pw + 8, y: y(v) + 4 }, fmtAxisPrice(v)));
+    }
+    for (let i = 0; i <= 6; i++) {
+      const t = start + (end - start) * i / 6;
+      parts.push(svgEl("text", { class: "axis", x: x(t), y: H - 6, "text-anchor": i === 0 ? "start" : i === 6 ? "end" : "middle" }, fmtAxisTime(t, end - start)));
+    }
+    parts.push(svgEl("line", { class: "grid-line", x1: L, x2: L + pw, y1: volTop + volH, y2: volTop + volH }));
+    const cw = Math.max(1, pw / ((end - start) / w) * 0.7);
+    for (const k of shown) {
+      const cx = x(k.openTime + w / 2);
+      const up = Number(k.close) >= Number(k.open);
+      const cls = up ? "up" : "down";
+      const top = y(Math.max(Number(k.open), Number(k.close))), bot = y(Math.min(Number(k.open), Number(k.close)));
+      const g = svgEl("g", { "data-testid": "candle", "data-open-time": k.openTime, "data-trades": k.trades });
+      g.append(svgEl("line", { class: cls, x1: cx, x2: cx, y1: y(k.high), y2: y(k.low), "stroke-width": 1 }));
+      g.append(svgEl("rect", { class: cls, x: cx - cw / 2, y: top, width: cw, height: Math.max(3, bot - top) }));
+      const vh = Math.max(1, Number(k.volume) / maxVol * volH);
+      g.append(svgEl("rect", { class: "vol", x: cx - cw / 2, y: volTop + volH - vh, width: cw, height: vh }));
+      g.append(svgEl("title", {}, new Date(k.openTime).toLocaleTimeString([], { hour12: false }) + "  O " + k.open + "  H " + k.high +
+        "  L " + k.low + "  C " + k.close + "  V " + k.volume + "  " + k.trades + " trades"));
+      parts.push(g);
+    }
+    if (shown.length) {
+      const last = shown[shown.length - 1];
+      parts.push(svgEl("line", { class: "last", x1: L, x2: L + pw, y1: y(last.close), y2: y(last.close) }));
+      parts.push(svgEl("text", { class: "last-label", x: L + pw + 8, y: y(last.close) - 6 }, fmtAxisPrice(Number(last.close))));
+    }
+    svg.replaceChildren(...parts);
+  }
+
+  for (const b of document.querySelectorAll("[data-chart-family]")) {
+    b.addEventListener("click", () => chartShow(b.dataset.chartFamily, state.chart.interval || "1m"));
+  }
+  for (const b of document.querySelectorAll("[data-chart-interval]")) {
+    b.addEventListener("click", () => chartShow(state.chart.family || "wholeBlock", b.dataset.chartInterval));
+  }
+  window.addEventListener("resize", renderChart);
+  setInterval(renderChart, 1000); // the time axis moves on
 
   // ---- clock ---------------------------------------------------------
 
