@@ -23,6 +23,7 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 		positions = live.PostgresPositions{Pool: deps.Pool}
 		sessions = live.PostgresSessions{Pool: deps.Pool}
 	}
+	s.liveIDs = httpx.NewRequestIDs()
 	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Sessions: sessions, Positions: positions,
 		Clock: s.cfg.Environment, Logger: log})
 	if len(s.cfg.Kafka.Brokers) == 0 {
@@ -43,6 +44,7 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 func (s *Service) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == liveRoute.Path && r.Method == liveRoute.Method {
+			s.liveIDs.Set(w, r)
 			s.live.ServeHTTP(w, r)
 			return
 		}

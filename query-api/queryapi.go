@@ -64,8 +64,10 @@ type Service struct {
 	keys   *auth.Verifier
 	users  *user.Reads
 	feed   *markets.Feed
-	// live is the WebSocket at /ws; accounts feeds its private channels.
+	// live is the WebSocket at /ws, served beside the engine with ids of
+	// its own (liveIDs); accounts feeds its private channels.
 	live     *live.Server
+	liveIDs  *httpx.RequestIDs
 	accounts *live.AccountFeed
 }
 

@@ -196,3 +196,31 @@ func TestReferenceAnswers503WhilePostgresDown(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestWebSocketRefusalCarriesRequestID: /ws is served beside the engine,
+// and its refusals carry X-Request-ID as every answer of the interface
+// does (platform/api/openapi.yaml), the client's own when well formed.
+func TestWebSocketRefusalCarriesRequestID(t *testing.T) {
+	s, _ := newService(t, "hoodi", "0x00000000000000000000000000000000000000AB", nil)
+	cases := []struct {
+		name, sent string
+		want       func(string) bool
+	}{
+		{"assigned", "", func(id string) bool { return id != "" }},
+		{"echoed", "client-id-1", func(id string) bool { return id == "client-id-1" }},
+		{"malformed replaced", "bad id", func(id string) bool { return id != "" && id != "bad id" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/ws", nil)
+			if tc.sent != "" {
+				req.Header.Set("X-Request-ID", tc.sent)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if id := rec.Header().Get("X-Request-ID"); rec.Code != 400 || !tc.want(id) {
+				t.Fatalf("GET /ws without an upgrade: %d, X-Request-ID %q", rec.Code, id)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package httpx
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 
@@ -34,17 +35,34 @@ func (s *idSource) next() string {
 	return s.prefix + strconv.FormatUint(s.n.Add(1), 36)
 }
 
+// forRequest is the client's id when it is well formed, else a new one.
+func (s *idSource) forRequest(client string) string {
+	if validRequestID(client) {
+		return client
+	}
+	return s.next()
+}
+
+// RequestIDs gives request ids to a handler served beside an engine rather
+// than through it (the WebSocket), so that its answers carry X-Request-ID
+// as every answer of the interface does.
+type RequestIDs struct{ src *idSource }
+
+// NewRequestIDs returns ids unique across processes, as an engine's are.
+func NewRequestIDs() *RequestIDs { return &RequestIDs{src: newIDSource()} }
+
+// Set puts r's well-formed X-Request-ID, or a new id, on w's headers.
+func (ids *RequestIDs) Set(w http.ResponseWriter, r *http.Request) {
+	w.Header()[canonicalRequestID] = []string{ids.src.forRequest(r.Header.Get(HeaderRequestID))}
+}
+
 // requestIDMiddleware echoes a well-formed client id or assigns one, and
 // puts it on the response before anything else can answer.
 func requestIDMiddleware(ids *idSource) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader(HeaderRequestID)
-		if !validRequestID(id) {
-			id = ids.next()
-		}
 		// The response header is the one place the id is kept: a context
 		// key would allocate gin's Keys map on every request.
-		c.Writer.Header()[canonicalRequestID] = []string{id}
+		c.Writer.Header()[canonicalRequestID] = []string{ids.forRequest(c.GetHeader(HeaderRequestID))}
 		c.Next()
 	}
 }
