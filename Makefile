@@ -113,7 +113,7 @@ fuzz:
 # The REST interface against its OpenAPI document (Schemathesis, as in
 # make test) with far more examples per operation and a new seed each run;
 # the seed is in the report, FUZZ_API_SEED=<seed> repeats a run.
-FUZZ_API_EXAMPLES ?= 100
+FUZZ_API_EXAMPLES ?= 500
 FUZZ_API_SEED ?= random
 fuzz-api:
 	@bash scripts/ensure-postgres.sh
