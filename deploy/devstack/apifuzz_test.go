@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"gopkg.in/yaml.v3"
 
 	"blockspace.exchange/platform/api"
 )
