@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -42,11 +41,16 @@ func TestAPIConformsToOpenAPI(t *testing.T) {
 	})
 	base := s.Addresses().REST
 	c := client{t: t, base: base}
-	sess, a := newWallet(t).login(t, c)
+	w := newWallet(t)
+	sess, a := w.login(t, c)
 	refresh := a.cookie("x_auth_refresh_token")
 	if refresh == nil {
 		t.Fatalf("login set no refresh cookie: %v", a.cookies)
 	}
+	// Funds in both accounts take transfers, withdrawals and buys past
+	// their balance checks.
+	tr := sessionTrader(t, c, w, sess)
+	s.fund(tr, 1, "5", "2")
 	credentials := []string{
 		"--header", "Authorization: Bearer " + sess.AccessToken.Token,
 		"--header", "Cookie: " + refresh.Name + "=" + refresh.Value,
@@ -68,7 +72,7 @@ func TestAPIConformsToOpenAPI(t *testing.T) {
 		{"session operations", append(include(sessionOps), credentials...), func() {}},
 		{"no credential", include(privateOperations(t)), func() {}},
 	}
-	config := fuzzConfig(t, sess)
+	config := fuzzConfig(t, tr)
 	for _, r := range runs {
 		args := []string{"--config-file", config, "run", base + "/api/v1/openapi.yaml", "--url", base,
 			"--max-examples", strconv.Itoa(examples), "--seed", seed,
@@ -85,24 +89,14 @@ func TestAPIConformsToOpenAPI(t *testing.T) {
 // added: most of the time an account id is drawn from them, so that the
 // operations on accounts and orders get past their 403 to the rules behind
 // it. A single order or cancel names the preconf trading account.
-func fuzzConfig(t *testing.T, sess session) string {
+func fuzzConfig(t *testing.T, tr *trader) string {
 	t.Helper()
 	base, err := os.ReadFile("testdata/schemathesis.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []string
-	var preconf string
-	for _, a := range sess.User.Accounts {
-		all = append(all, strconv.FormatInt(a.AccountID, 10))
-		if a.Type == 2 {
-			preconf = strconv.FormatInt(a.AccountID, 10)
-		}
-	}
-	if len(all) < 2 || preconf == "" {
-		t.Fatalf("the wallet lacks an account: %+v", sess.User.Accounts)
-	}
-	own := "\n[dictionaries.own-accounts]\nvalues = [" + strings.Join(all, ", ") + "]\n" +
+	current, preconf := strconv.FormatInt(tr.current, 10), strconv.FormatInt(tr.preconf, 10)
+	own := "\n[dictionaries.own-accounts]\nvalues = [" + current + ", " + preconf + "]\n" +
 		"\n[dictionaries.preconf-account]\nvalues = [" + preconf + "]\n\n[parameters]\n"
 	bind := func(param, dictionary string) {
 		own += fmt.Sprintf("%q = { dictionary = %q, probability = 0.75 }\n", param, dictionary)
