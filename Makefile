@@ -8,7 +8,7 @@ GO      ?= go
 TESTFLAGS ?= -race -count=1 -timeout 20m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run run-kafka build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz tidy
+.PHONY: run run-kafka build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz fuzz-api tidy
 
 # run installs the PostgreSQL server binaries the private cluster needs
 # when they are missing, then builds and starts the stack. The stack is
@@ -42,6 +42,7 @@ deps:
 	@bash scripts/ensure-compose.sh
 	@bash scripts/ensure-e2e.sh
 	@bash scripts/ensure-chromium.sh
+	@bash scripts/ensure-schemathesis.sh >/dev/null
 
 # Modules that hold no Go package yet are passed over.
 CODE_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
@@ -111,6 +112,17 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTxQuery$$' -fuzztime 30s ./query-api/internal/funding/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/ledger/
 	$(GO) test -run '^$$' -fuzz '^FuzzWithdrawBody$$' -fuzztime 30s ./ingress/internal/funding/
+
+# The REST interface against its OpenAPI document (Schemathesis, as in
+# make test) with far more examples per operation and a new seed each run;
+# the seed is in the report, FUZZ_API_SEED=<seed> repeats a run.
+FUZZ_API_EXAMPLES ?= 500
+FUZZ_API_SEED ?= random
+fuzz-api:
+	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-kafka.sh >/dev/null
+	@bash scripts/ensure-schemathesis.sh >/dev/null
+	FUZZ_API_EXAMPLES=$(FUZZ_API_EXAMPLES) FUZZ_API_SEED=$(FUZZ_API_SEED) $(GO) test -count=1 -timeout 60m -v -run '^TestAPIConformsToOpenAPI$$' ./deploy/devstack/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy); done

@@ -27,6 +27,7 @@ func TestWithdrawRefusesTheWholeRequest(t *testing.T) {
 		message                 string
 	}{
 		{"unknown token", "application/json", "[" + ok + "," + item(u.current, 99, "1") + "]", 200, 10011, "item 1: tokenId 99"},
+		{"token id past the tokens table", "application/json", "[" + item(u.current, 1<<31, "1") + "]", 200, 10011, "item 0: tokenId 2147483648"},
 		{"preconf account", "application/json", "[" + ok + "," + item(u.preconf, 1, "1") + "]", 200, 10010, "item 1: account"},
 		{"another user's account", "application/json", "[" + ok + "," + item(other.current, 1, "1") + "]", 403, 1, "not yours"},
 		{"more decimals than the token", "application/json", "[" + item(u.current, 1, "0.0000000000000000001") + "]", 400, 1001, "decimals"},

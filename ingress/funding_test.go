@@ -71,6 +71,11 @@ func TestTransferRules(t *testing.T) {
 			}
 		})
 	}
+	// A token id past the range of the tokens table names no token.
+	form := url.Values{"fromAccountId": {fmt.Sprint(alice.current)}, "toAccountId": {fmt.Sprint(alice.preconf)}, "tokenId": {"2147483648"}, "quantity": {"1"}}
+	if a := h.do("POST", "/api/v1/user/account/transfer/token", alice.token, "application/x-www-form-urlencoded", form.Encode()); a.status != 400 || code(a) != 1001 {
+		t.Fatalf("token id 2^31: %d %v", a.status, a.body)
+	}
 	a := h.transfer(alice, alice.current, alice.preconf, "1.25")
 	if a.status != 200 || a.body["success"] != true {
 		t.Fatalf("transfer: %d %v", a.status, a.body)

@@ -37,6 +37,12 @@ type trader struct {
 func logIn(t *testing.T, c client, w wallet) *trader {
 	t.Helper()
 	sess, _ := w.login(t, c)
+	return sessionTrader(t, c, w, sess)
+}
+
+// sessionTrader is the trader of a session w started.
+func sessionTrader(t *testing.T, c client, w wallet, sess session) *trader {
+	t.Helper()
 	tr := &trader{t: t, c: c, addr: w.addr, user: sess.User.UserID, auth: bearer(sess.AccessToken.Token)}
 	for _, a := range sess.User.Accounts {
 		switch a.Type {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -134,6 +135,11 @@ func parseQuantity(name, raw string) (decimal.Decimal, error) {
 // fitsToken checks that q (read from raw) has at most the decimals of
 // token tokenID; known is false when there is no such token.
 func (s *Service) fitsToken(ctx context.Context, name, raw string, q decimal.Decimal, tokenID int64) (known bool, err error) {
+	// tokens.token_id is a Postgres integer: an id past its range names
+	// no token, and as a query argument it would fail to encode.
+	if tokenID > math.MaxInt32 {
+		return false, nil
+	}
 	var decimals int32
 	err = s.pool.QueryRow(ctx, `SELECT decimals FROM tokens WHERE token_id = $1`, tokenID).Scan(&decimals)
 	if errors.Is(err, pgx.ErrNoRows) {
