@@ -75,8 +75,12 @@ func (c *Cluster) start(ctx context.Context, clusterID string) error {
 }
 
 // assignPorts gives every node its client port (Config.Addrs or a free
-// one) and a free controller port, and tells each node the quorum.
+// one) and a free controller port, and tells each node the quorum. The
+// ports are held until all are chosen, so that the kernel never hands out
+// one of them twice.
 func (c *Cluster) assignPorts() error {
+	var held portSet
+	defer held.release()
 	var voters []string
 	for i, n := range c.nodes {
 		if len(c.cfg.Addrs) != 0 {
@@ -85,11 +89,11 @@ func (c *Cluster) assignPorts() error {
 		}
 		var err error
 		if n.port == 0 || len(c.cfg.Addrs) == 0 {
-			if n.port, err = freePort(); err != nil {
+			if n.port, err = held.take(); err != nil {
 				return err
 			}
 		}
-		if n.controllerPort, err = freePort(); err != nil {
+		if n.controllerPort, err = held.take(); err != nil {
 			return err
 		}
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", n.id, n.controllerPort))

@@ -158,15 +158,28 @@ func newClusterID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// freePort asks the kernel for a loopback port nobody listens on. Another
-// process may take it before the broker binds it; Start then tries again.
-func freePort() (int, error) {
+// portSet holds loopback listeners on ports the kernel chose, so that
+// each port it hands out while they are open is a new one.
+type portSet []net.Listener
+
+// take asks the kernel for a loopback port nobody listens on and holds it.
+// Another process may take it once released, before the broker binds it;
+// Start then tries again.
+func (s *portSet) take() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("kraft: free port: %w", err)
 	}
-	defer l.Close()
+	*s = append(*s, l)
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// release closes every held listener.
+func (s *portSet) release() {
+	for _, l := range *s {
+		l.Close()
+	}
+	*s = nil
 }
 
 // properties is a node's server.properties: the cluster's shape, then the
