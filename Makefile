@@ -8,7 +8,7 @@ GO      ?= go
 TESTFLAGS ?= -race -count=1 -timeout 20m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run run-kafka build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz fuzz-api tidy
+.PHONY: run run-kafka run-cluster build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz fuzz-api tidy
 
 # run installs the PostgreSQL server binaries the private cluster needs
 # when they are missing, then builds and starts the stack. The stack is
@@ -29,6 +29,18 @@ run-kafka:
 	@$(MAKE) --no-print-directory build-exchange
 	exec env EMBEDDED_KAFKA=apache ./bin/exchange
 
+# The production shape on this machine (docs/deploy.md "The production
+# shape on one machine"): three Apache Kafka brokers, PostgreSQL, every
+# service as its own process with the environment of docker-compose.yml,
+# two matchers, two query-api instances and the nginx gateway. Each run
+# starts from an empty exchange in .data/cluster.
+run-cluster:
+	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-kafka.sh >/dev/null
+	@bash scripts/ensure-nginx.sh
+	@$(GO) build -o bin/cluster ./deploy/cmd/cluster
+	exec ./bin/cluster
+
 build-exchange:
 	@test -x bin/exchange || echo "building bin/exchange (the first build on a fresh machine downloads and compiles every module: a few minutes)"
 	@$(GO) build -o bin/exchange ./deploy/cmd/exchange
@@ -40,6 +52,7 @@ deps:
 	@bash scripts/ensure-kafka.sh >/dev/null
 	@bash scripts/ensure-kcat.sh
 	@bash scripts/ensure-compose.sh
+	@bash scripts/ensure-nginx.sh
 	@bash scripts/ensure-e2e.sh
 	@bash scripts/ensure-chromium.sh
 	@bash scripts/ensure-schemathesis.sh >/dev/null

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -72,8 +73,8 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 		t.Errorf("no request was refused with 503 during a %s outage: ingress never noticed Kafka was gone", outage)
 	}
 
-	load.waitApplied(t, s, tr)
-	load.checkMatcherAcceptedOnce(t, broker)
+	load.waitApplied(t, s.pool, tr)
+	load.checkMatcherAcceptedOnce(t, broker.Client(t))
 	if v, err := settler.AuditQuiescent(ctx, s.pool, 10); err != nil || len(v) > 0 {
 		t.Fatalf("audit: %v %v", v, err)
 	}
@@ -145,7 +146,7 @@ func (l *crashLoad) send(t *testing.T, tr *trader, instrument string, i int) {
 
 // waitApplied waits until the settler has applied every acknowledged
 // command, then checks that it applied each exactly once.
-func (l *crashLoad) waitApplied(t *testing.T, s *running, tr *trader) {
+func (l *crashLoad) waitApplied(t *testing.T, pool *pgxpool.Pool, tr *trader) {
 	t.Helper()
 	moved := crashAmount.Mul(decimal.NewFromInt(int64(l.transfers)))
 	wantPreconf := decimal.NewFromInt(5).Add(moved)
@@ -154,7 +155,7 @@ func (l *crashLoad) waitApplied(t *testing.T, s *running, tr *trader) {
 	wantCurrent := decimal.NewFromInt(5).Sub(moved).Sub(withdrawn)
 	waitFor(t, "every acknowledged order resting in the book", func() bool {
 		var resting int
-		err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM orders WHERE order_id = ANY($1) AND status = $2`,
+		err := pool.QueryRow(t.Context(), `SELECT count(*) FROM orders WHERE order_id = ANY($1) AND status = $2`,
 			l.orders, topics.OrderStatusOnBook).Scan(&resting)
 		return err == nil && resting == len(l.orders)
 	})
@@ -162,7 +163,7 @@ func (l *crashLoad) waitApplied(t *testing.T, s *running, tr *trader) {
 		return tr.balance(tr.preconf).Quantity.Equal(wantPreconf) && tr.balance(tr.current).Quantity.Equal(wantCurrent)
 	})
 	var debited int
-	if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM withdraw_requests WHERE user_id = $1`, tr.user).Scan(&debited); err != nil {
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM withdraw_requests WHERE user_id = $1`, tr.user).Scan(&debited); err != nil {
 		t.Fatal(err)
 	}
 	if debited != len(l.withdrawals) {
@@ -173,9 +174,8 @@ func (l *crashLoad) waitApplied(t *testing.T, s *running, tr *trader) {
 // checkMatcherAcceptedOnce reads the matcher's order events until each
 // acknowledged order's acceptance is there, and checks that each was
 // accepted exactly once, however often the outbox published its command.
-func (l *crashLoad) checkMatcherAcceptedOnce(t *testing.T, broker *kafkatest.Broker) {
+func (l *crashLoad) checkMatcherAcceptedOnce(t *testing.T, cl *kgo.Client) {
 	t.Helper()
-	cl := broker.Client(t)
 	var accepted map[int64]int
 	waitFor(t, "the matcher's acceptance of every acknowledged order", func() bool {
 		accepted = acceptances(t, cl)

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"blockspace.exchange/deploy/devchain"
 	"bytes"
 	"context"
 	"fmt"
@@ -39,12 +40,12 @@ func TestTwoClocksChangeNoOutcome(t *testing.T) {
 	// Genesis lies ahead, so both runs see every event from the first
 	// market open on, whenever they start.
 	env = env.WithDevClock(time.Now().Add(200*time.Second).Truncate(time.Second), time.Second)
-	if _, err := ingress.RegisterDevValidator(t.Context(), pool, env.ChainID, DemoUserAddress, []byte(DemoValidatorSeed)); err != nil {
+	if _, err := ingress.RegisterDevValidator(t.Context(), pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed)); err != nil {
 		t.Fatal(err)
 	}
 	var seller, sellerAccount int64
 	if err := pool.QueryRow(t.Context(), `SELECT u.user_id, a.account_id FROM users u JOIN accounts a ON a.user_id = u.user_id AND a.type = 2
-		WHERE u.address = $1`, DemoUserAddress).Scan(&seller, &sellerAccount); err != nil {
+		WHERE u.address = $1`, devchain.DemoUserAddress).Scan(&seller, &sellerAccount); err != nil {
 		t.Fatal(err)
 	}
 	one := runClocks(t, pool, env, 1, seller, sellerAccount)

@@ -8,7 +8,6 @@ package devstack
 import (
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"blockspace.exchange/ingress"
@@ -146,12 +145,9 @@ func readGenesis(r *config.Reader) time.Time {
 	if raw == "" {
 		return time.Time{}
 	}
-	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		return t
+	t, err := environment.ParseGenesis(raw)
+	if err != nil {
+		r.Fail("DEV_GENESIS: %v", err)
 	}
-	if sec, err := strconv.ParseInt(raw, 10, 64); err == nil && sec > 0 {
-		return time.Unix(sec, 0)
-	}
-	r.Fail("DEV_GENESIS=%q: want RFC 3339 (2026-01-02T15:04:05Z) or UNIX seconds", raw)
-	return time.Time{}
+	return t
 }

@@ -10,21 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
-)
-
-// The demo validator is registered at every start so that markets open as
-// soon as the stack is up. Both keys are public and for the dev stack
-// only: the user key is the first account of the Hardhat/Anvil test
-// mnemonic, so any wallet can log in as the demo seller.
-const (
-	DemoUserKey     = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
-	DemoUserAddress = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"
-	// DemoValidatorSeed is the EIP-2333 seed of the demo validator's BLS key.
-	DemoValidatorSeed = "blockspace dev demo validator 01"
 )
 
 // devClock returns the environment with the dev stack's genesis and slot
@@ -72,7 +62,7 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 		return err
 	}
 	if s.cfg.DemoValidator {
-		pk, err := ingress.RegisterDevValidator(ctx, s.pool, env.ChainID, DemoUserAddress, []byte(DemoValidatorSeed))
+		pk, err := ingress.RegisterDevValidator(ctx, s.pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed))
 		if err != nil {
 			return err
 		}
@@ -99,7 +89,7 @@ func (s *Stack) printMarkets(w io.Writer) {
 	fmt.Fprintf(w, "  slot clock    genesis %s, %s slots (DEV_GENESIS, SLOT_LENGTH); markets open 64 (whole block) and 32 (preconf) slots ahead\n",
 		env.Genesis.UTC().Format(time.RFC3339), env.SlotLength)
 	if s.demoPubkey != "" {
-		fmt.Fprintf(w, "  demo seller   user %s (dev-only key %s)\n", DemoUserAddress, DemoUserKey)
+		fmt.Fprintf(w, "  demo seller   user %s (dev-only key %s)\n", devchain.DemoUserAddress, devchain.DemoUserKey)
 		fmt.Fprintf(w, "                validator %s proposes every slot of the dev beacon until more register\n", s.demoPubkey)
 	}
 }

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"blockspace.exchange/deploy/devchain"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestOrderEntryInTheStack(t *testing.T) {
 // demoWallet is the wallet of the demo seller, whose validator proposes
 // every slot of the dev beacon.
 func demoWallet(t *testing.T) wallet {
-	key, err := crypto.HexToECDSA(DemoUserKey[2:])
+	key, err := crypto.HexToECDSA(devchain.DemoUserKey[2:])
 	if err != nil {
 		t.Fatal(err)
 	}

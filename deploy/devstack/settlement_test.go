@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"blockspace.exchange/deploy/devchain"
 	"context"
 	"fmt"
 	"net/url"
@@ -62,7 +63,7 @@ func TestTradeSettlesInTheStack(t *testing.T) {
 
 	var seller, sellerAccount int64
 	if err := s.pool.QueryRow(ctx, `SELECT u.user_id, a.account_id FROM users u JOIN accounts a ON a.user_id = u.user_id AND a.type = 2
-		WHERE u.address = $1`, DemoUserAddress).Scan(&seller, &sellerAccount); err != nil {
+		WHERE u.address = $1`, devchain.DemoUserAddress).Scan(&seller, &sellerAccount); err != nil {
 		t.Fatal(err)
 	}
 	var slot uint64

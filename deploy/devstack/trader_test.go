@@ -263,6 +263,13 @@ func (s *running) deposit(t *testing.T, payer int, addr, amount string) {
 	if rpcURL == "" {
 		t.Fatal("the dev chain serves no JSON-RPC")
 	}
+	depositFor(t, chain, rpcURL, payer, addr, amount)
+}
+
+// depositFor sends amount ETH to the collateral contract of the dev chain
+// at rpcURL for addr, paid by dev key payer.
+func depositFor(t *testing.T, chain *devchain.Chain, rpcURL string, payer int, addr, amount string) {
+	t.Helper()
 	eth, err := ethclient.Dial(rpcURL)
 	if err != nil {
 		t.Fatal(err)

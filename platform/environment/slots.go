@@ -3,6 +3,7 @@ package environment
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -75,4 +76,16 @@ func (e Environment) WithDevClock(genesis time.Time, slotLength time.Duration) E
 		e.SlotLength = slotLength
 	}
 	return e
+}
+
+// ParseGenesis reads a dev chain's genesis written as RFC 3339
+// (2026-01-02T15:04:05Z) or as UNIX seconds.
+func ParseGenesis(raw string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, raw); err == nil {
+		return t, nil
+	}
+	if sec, err := strconv.ParseInt(raw, 10, 64); err == nil && sec > 0 {
+		return time.Unix(sec, 0), nil
+	}
+	return time.Time{}, fmt.Errorf("genesis %q: want RFC 3339 (2026-01-02T15:04:05Z) or UNIX seconds", raw)
 }

@@ -60,11 +60,7 @@ func ReadCommon(r *config.Reader, needs Needs) Common {
 		LogLevel:         r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		ShutdownGrace:    r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 	}
-	env, err := environment.Lookup(r.String("ENVIRONMENT", "hoodi"))
-	if err != nil {
-		r.Fail("ENVIRONMENT: %v", err)
-	}
-	c.Environment = env
+	c.Environment = readEnvironment(r)
 	if needs.Postgres && c.DatabaseURL == "" {
 		r.Fail("DATABASE_URL is required, e.g. postgres://user:pass@host:5432/exchange")
 	}
@@ -75,6 +71,32 @@ func ReadCommon(r *config.Reader, needs Needs) Common {
 		r.Fail("KAFKA_BROKERS is required, e.g. kafka-1:9092,kafka-2:9092")
 	}
 	return c
+}
+
+// readEnvironment reads ENVIRONMENT (hoodi). The dev chain's clock has no
+// fixed genesis: a service on it reads DEV_GENESIS (required) and
+// SLOT_LENGTH (2s), as the dev stack does, so that several service
+// processes agree on the slots.
+func readEnvironment(r *config.Reader) environment.Environment {
+	env, err := environment.Lookup(r.String("ENVIRONMENT", "hoodi"))
+	if err != nil {
+		r.Fail("ENVIRONMENT: %v", err)
+		return env
+	}
+	if env.Name != "dev" {
+		return env
+	}
+	slotLength := r.Duration("SLOT_LENGTH", env.SlotLength, environment.MinSlotLength, time.Minute)
+	raw := r.String("DEV_GENESIS", "")
+	if raw == "" {
+		r.Fail("DEV_GENESIS is required with ENVIRONMENT=dev: the time of slot 0, RFC 3339 or UNIX seconds")
+		return env
+	}
+	genesis, err := environment.ParseGenesis(raw)
+	if err != nil {
+		r.Fail("DEV_GENESIS: %v", err)
+	}
+	return env.WithDevClock(genesis, slotLength)
 }
 
 // Process holds the connections and operator surface of one service.

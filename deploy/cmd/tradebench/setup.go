@@ -269,7 +269,7 @@ func getData(ctx context.Context, client *http.Client, u string, data any) error
 
 // demoSeller logs in the demo validator's user, who is issued every slot.
 func (b *bench) demoSeller() (*trader, error) {
-	key, err := crypto.HexToECDSA(strings.TrimPrefix(devstack.DemoUserKey, "0x"))
+	key, err := crypto.HexToECDSA(strings.TrimPrefix(devchain.DemoUserKey, "0x"))
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 // freePorts returns n distinct ports the kernel reports free on 127.0.0.1.
-async function freePorts(n) {
+export async function freePorts(n) {
   const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -34,21 +34,61 @@ export async function waitUntil(what, check, timeoutMs = 60_000) {
   }
 }
 
+// launch builds the command pkg (./deploy/cmd/<name>) into a fresh
+// temporary directory and starts it with vars(dir) over this process's
+// environment, in that directory or in cwd(dir). It returns once
+// ready(output) holds, with the process's output() and stop(), which sends
+// SIGTERM, expects exit status 0 and removes the directory.
+export async function launch(name, vars, ready, { cwd = (dir) => dir, timeoutMs = 180_000 } = {}) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `blockspace-${name}-`));
+  await chmod(dir, 0o755); // the private Postgres runs as the postgres OS user
+  const bin = path.join(dir, name);
+  await promisify(execFile)('go', ['build', '-o', bin, `./deploy/cmd/${name}`], { cwd: repo, maxBuffer: 16 << 20 });
+  const env = { ...process.env, ...(await vars(dir)) };
+  const child = spawn(bin, [], { cwd: cwd(dir), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (b) => { output += b; });
+  child.stderr.on('data', (b) => { output += b; });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const proc = {
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      const { code, signal } = await exited;
+      clearTimeout(timer);
+      await rm(dir, { recursive: true, force: true });
+      if (code !== 0) throw new Error(`${name} exited with ${code ?? signal} after SIGTERM:\n${output}`);
+    },
+  };
+  try {
+    await Promise.race([
+      waitUntil(`${name} to be ready`, () => ready(output), timeoutMs),
+      exited.then(({ code, signal }) => { throw new Error(`${name} exited with ${code ?? signal} while starting:\n${output}`); }),
+    ]);
+  } catch (err) {
+    await proc.stop().catch(() => {});
+    throw err;
+  }
+  return proc;
+}
+
+// kafkaLibs is where scripts/ensure-kafka.sh put the broker's jars (it
+// resolves them once, then prints the directory).
+export async function kafkaLibs() {
+  const { stdout } = await promisify(execFile)('bash', ['scripts/ensure-kafka.sh'], { cwd: repo });
+  return stdout.trim();
+}
+
 // startStack builds and starts the dev stack. env adds or overrides
 // variables (README "Configuration"). The result carries the addresses
 // and stop(), which sends SIGTERM, expects a clean exit and removes the
 // data directory.
 export async function startStack(env = {}) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'blockspace-e2e-'));
-  await chmod(dir, 0o755); // the private Postgres runs as the postgres OS user
-  const bin = path.join(dir, 'exchange');
-  await promisify(execFile)('go', ['build', '-o', bin, './deploy/cmd/exchange'], { cwd: repo, maxBuffer: 16 << 20 });
-  // The broker's jars: resolved once by the script, which prints where they are.
-  const { stdout: kafkaLibs } = await promisify(execFile)('bash', ['scripts/ensure-kafka.sh'], { cwd: repo });
-
+  const libs = await kafkaLibs();
   const [rest, admin, kafka, originator, searcher, orderflow, builder, chain] = await freePorts(8);
   const addr = (p) => `127.0.0.1:${p}`;
-  const vars = {
+  const vars = (dir) => ({
     DATA_DIR: path.join(dir, 'data'),
     HTTP_ADDR: addr(rest), ADMIN_ADDR: addr(admin), KAFKA_ADDR: addr(kafka),
     ORIGINATOR_ADDR: addr(originator), SEARCHER_ADDR: addr(searcher), ORDERFLOW_ADDR: addr(orderflow),
@@ -57,16 +97,12 @@ export async function startStack(env = {}) {
     // The tests run on a real Apache Kafka broker, which the stack starts
     // from the jars of scripts/ensure-kafka.sh (make run-kafka does the same).
     EMBEDDED_KAFKA: 'apache',
-    KAFKA_LIBS: kafkaLibs.trim(),
+    KAFKA_LIBS: libs,
     ...env,
-  };
-  const child = spawn(bin, [], { cwd: dir, env: { ...process.env, ...vars }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (b) => { output += b; });
-  child.stderr.on('data', (b) => { output += b; });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-
-  const stack = {
+  });
+  const ready = async () => (await fetch(`http://${addr(admin)}/readyz`).catch(() => null))?.status === 200;
+  const proc = await launch('exchange', vars, ready);
+  return {
     rest: `http://${addr(rest)}`,
     admin: `http://${addr(admin)}`,
     originator: `http://${addr(originator)}`,
@@ -76,27 +112,7 @@ export async function startStack(env = {}) {
     devBuilder: `http://${addr(builder)}`,
     chainRPC: `http://${addr(chain)}`,
     kafka: addr(kafka),
-    output: () => output,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      const { code, signal } = await exited;
-      clearTimeout(timer);
-      await rm(dir, { recursive: true, force: true });
-      if (code !== 0) throw new Error(`exchange exited with ${code ?? signal} after SIGTERM:\n${output}`);
-    },
+    output: proc.output,
+    stop: proc.stop,
   };
-  try {
-    await Promise.race([
-      waitUntil('the stack to report ready', async () => {
-        const r = await fetch(`${stack.admin}/readyz`).catch(() => null);
-        return r?.status === 200;
-      }, 180_000),
-      exited.then(({ code, signal }) => { throw new Error(`exchange exited with ${code ?? signal} while starting:\n${output}`); }),
-    ]);
-  } catch (err) {
-    await stack.stop().catch(() => {});
-    throw err;
-  }
-  return stack;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
 
-// The demo seller's dev-only key (deploy/devstack DemoUserKey) and another
+// The demo seller's dev-only key (deploy/devchain DemoUserKey) and another
 // well-known dev key for a buyer.
 export const SELLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 export const BUYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
