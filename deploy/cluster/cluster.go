@@ -407,9 +407,11 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 	c.seq[service]++
 	n := c.seq[service]
 	c.mu.Unlock()
-	name := service
-	if c.cfg.Instances[service] > 1 || n > 1 || service == "matcher" || service == "settler" {
-		name = fmt.Sprintf("%s-%d", service, n)
+	// An edge that runs alone keeps the service's name; instances of the
+	// rest are numbered, as replicas are.
+	name := fmt.Sprintf("%s-%d", service, n)
+	if routed(service) && c.cfg.Instances[service] == 1 {
+		name = service
 	}
 	env := c.env(service)
 	var listeners []string
@@ -502,6 +504,24 @@ func (c *Cluster) All() []*Instance {
 	var out []*Instance
 	for _, s := range Services {
 		out = append(out, c.Instances(s)...)
+	}
+	return out
+}
+
+// PIDs are the process ids of every running instance and of the
+// gateway's nginx master (its workers are its children), for measuring
+// what the processes cost.
+func (c *Cluster) PIDs() []int {
+	var out []int
+	for _, in := range c.All() {
+		if pid := in.Pid(); pid != 0 {
+			out = append(out, pid)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gateway != nil && !c.gateway.proc.Exited() {
+		out = append(out, c.gateway.proc.Pid)
 	}
 	return out
 }

@@ -134,6 +134,16 @@ func ready(ctx context.Context, client *http.Client, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// Pid is the process id, 0 when it is not running.
+func (in *Instance) Pid() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc == nil || in.proc.Exited() {
+		return 0
+	}
+	return in.proc.Pid
+}
+
 // Running reports whether the process is alive.
 func (in *Instance) Running() bool {
 	in.mu.Lock()

@@ -33,6 +33,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -78,7 +79,9 @@ func main() {
 	flag.DurationVar(&o.readPoll, "read-poll", 5*time.Millisecond, "how often a REST reader asks for the trade it waits for")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the stack and the clients) during the measured run to this file")
 	var brokers string
-	flag.StringVar(&brokers, "kafka", "embedded,real", "brokers to measure on, comma-separated, each over the whole -pairs sweep: embedded (kfake in the process, as make run) and real (Apache Kafka from the jars of scripts/ensure-kafka.sh, as make run-kafka)")
+	flag.StringVar(&brokers, "kafka", "embedded,real", "brokers to measure on, comma-separated, each over the whole -pairs sweep: embedded (kfake in the process, as make run) and real (Apache Kafka from the jars of scripts/ensure-kafka.sh, as make run-kafka); none for no dev stack run")
+	var instances string
+	flag.StringVar(&instances, "cluster", "", "instances of the matcher and of the settler on the production shape (make run-cluster: three brokers, a process per service, the gateway), comma-separated, each over the whole -pairs sweep after the dev stack's; empty for none")
 	var waits string
 	flag.StringVar(&waits, "answer-wait", "200ms,0", "ORDER_ANSWER_WAIT values to measure with, comma-separated, each over the whole -pairs sweep: how long an order's answer waits for the matcher's decision (0: not at all)")
 	flag.Parse()
@@ -88,6 +91,9 @@ func main() {
 	}
 	if err == nil {
 		o.waits, err = parseWaits(waits)
+	}
+	if err == nil {
+		err = o.addCluster(instances)
 	}
 	if err == nil {
 		err = o.validate()
@@ -147,6 +153,9 @@ func parsePairs(s string) ([]int, error) {
 // parseBrokers reads the -kafka list into EMBEDDED_KAFKA values.
 func parseBrokers(s string) ([]string, error) {
 	var out []string
+	if s == "none" {
+		return nil, nil
+	}
 	for _, f := range strings.Split(s, ",") {
 		switch strings.TrimSpace(f) {
 		case "embedded":
@@ -154,13 +163,40 @@ func parseBrokers(s string) ([]string, error) {
 		case "real":
 			out = append(out, "apache")
 		default:
-			return nil, fmt.Errorf("-kafka %q: %q is neither embedded nor real", s, f)
+			return nil, fmt.Errorf("-kafka %q: %q is neither embedded nor real (or none alone)", s, f)
 		}
 	}
 	return out, nil
 }
 
+// addCluster adds a cluster:<n> target to o.brokers for each instance
+// count of the -cluster list.
+func (o *options) addCluster(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4 {
+			return fmt.Errorf("-cluster %q: %q is not an instance count from 1 to 4", s, f)
+		}
+		o.brokers = append(o.brokers, "cluster:"+strconv.Itoa(n))
+	}
+	return nil
+}
+
+// kafkaName says what a target of o.brokers is.
+func kafkaName(k string) string {
+	if n, ok := clusterInstances(k); ok {
+		return fmt.Sprintf("the production shape: %d matcher(s) and %d settler(s) as processes, three Apache Kafka brokers; every process's CPU is counted", n, n)
+	}
+	return kafkaNames[k]
+}
+
 func (o options) validate() error {
+	if len(o.brokers) == 0 {
+		return errors.New("-kafka none and no -cluster: nothing to measure")
+	}
 	for _, n := range o.sweep {
 		if n < 1 || n > 90 {
 			return fmt.Errorf("-pairs %d: want 1 to 90 (one open market each)", n)

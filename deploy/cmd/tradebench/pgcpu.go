@@ -51,8 +51,8 @@ func postgresCPU(dataDir string) (cpu time.Duration, ok bool) {
 // apache) have used so far, read through the pid files kraft writes. ok
 // is false when there are none (kfake runs in this process and counts in
 // its CPU, an external KAFKA_BROKERS counts nowhere).
-func kafkaCPU(dataDir string) (cpu time.Duration, ok bool) {
-	files, _ := filepath.Glob(filepath.Join(dataDir, "kafka-apache", "node-*", "kafka.pid"))
+func kafkaCPU(dataDir, glob string) (cpu time.Duration, ok bool) {
+	files, _ := filepath.Glob(filepath.Join(dataDir, glob))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -68,6 +68,30 @@ func kafkaCPU(dataDir string) (cpu time.Duration, ok bool) {
 		}
 	}
 	return cpu, ok
+}
+
+// processesCPU is the CPU time the processes pids and their children
+// (nginx's workers) have used so far.
+func processesCPU(pids []int) time.Duration {
+	if len(pids) == 0 {
+		return 0
+	}
+	want := map[int]bool{}
+	for _, p := range pids {
+		want[p] = true
+	}
+	var cpu time.Duration
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the process has exited
+		}
+		if st, err := parseStat(string(b)); err == nil && (want[st.pid] || want[st.ppid]) {
+			cpu += st.own
+		}
+	}
+	return cpu
 }
 
 // procStat is what postgresCPU reads of /proc/<pid>/stat.

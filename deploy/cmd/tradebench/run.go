@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -48,24 +47,20 @@ type summary struct {
 func run(ctx context.Context, o options) (summary, error) {
 	fmt.Printf("machine: %d CPUs, load average %s\n", runtime.NumCPU(), loadAverage())
 	t0 := time.Now()
-	fmt.Printf("kafka: %s\n", kafkaNames[o.kafka])
+	fmt.Printf("kafka: %s\n", kafkaName(o.kafka))
 	fmt.Printf("ORDER_ANSWER_WAIT: %s\n", o.wait)
-	env := maps.Clone(stackEnv)
-	env["EMBEDDED_KAFKA"] = o.kafka
-	env["ORDER_ANSWER_WAIT"] = o.wait
-	stack, stop, err := loadtest.StartStack(ctx, env, os.Stderr)
+	tg, err := startTarget(ctx, o)
 	if err != nil {
 		return summary{}, err
 	}
-	defer stop()
-	addrs := stack.Addresses()
-	pool, err := postgres.Open(ctx, addrs.Database, postgres.Options{ApplicationName: "tradebench", MaxConns: 4})
+	defer tg.stop()
+	pool, err := postgres.Open(ctx, tg.db, postgres.Options{ApplicationName: "tradebench", MaxConns: 4})
 	if err != nil {
 		return summary{}, err
 	}
 	defer pool.Close()
-	b := &bench{stack: stack, base: addrs.REST, client: loadtest.Client(o.pairs + o.readers + 8), pool: pool}
-	fmt.Printf("dev stack started in %s\n", time.Since(t0).Round(100*time.Millisecond))
+	b := &bench{tg: tg, base: tg.base, client: loadtest.Client(o.pairs + o.readers + 8), pool: pool}
+	fmt.Printf("started in %s\n", time.Since(t0).Round(100*time.Millisecond))
 
 	pairs, answer, err := b.setUp(ctx, o)
 	if err != nil {
@@ -155,6 +150,7 @@ func (b *bench) setUp(ctx context.Context, o options) ([]pair, []byte, error) {
 type measurement struct {
 	run      tradeRun
 	cpu      time.Duration       // of this process during the run
+	svcCPU   time.Duration       // of the cluster's service processes and gateway during the run; 0 for the dev stack
 	pgCPU    time.Duration       // of the Postgres server during the run; 0 when unknown
 	kafkaCPU time.Duration       // of a real broker's JVM during the run; 0 with kfake
 	idle     time.Duration       // of this process in a second without orders before the run
@@ -184,7 +180,7 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	if err != nil {
 		return m, err
 	}
-	fw, err := newFillWatch(b.stack.Addresses().Kafka)
+	fw, err := newFillWatch(b.tg.kafka)
 	if err != nil {
 		return m, err
 	}
@@ -210,7 +206,7 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	}
 
 	// What the stack and the watchers use with no orders: a second idle.
-	dataDir := b.stack.Addresses().DataDir
+	dataDir := b.tg.dataDir
 	idle0, pgIdle0 := loadtest.ProcessCPU(), pgCPUOr0(dataDir)
 	time.Sleep(time.Second)
 	m.idle, m.pgIdle = loadtest.ProcessCPU()-idle0, pgCPUOr0(dataDir)-pgIdle0
@@ -222,13 +218,15 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	fw.sampleFrom.Store(time.Now().UnixNano())
 	cpu0 := loadtest.ProcessCPU()
 	pg0, pgOK := postgresCPU(dataDir)
-	k0, kOK := kafkaCPU(dataDir)
+	k0, kOK := kafkaCPU(dataDir, b.tg.kafkaPIDs)
+	svc0 := processesCPU(b.tg.services())
 	m.run = runFlows(ctx, b.client, flows, o.duration)
 	m.cpu = loadtest.ProcessCPU() - cpu0
+	m.svcCPU = processesCPU(b.tg.services()) - svc0
 	if pg1, ok := postgresCPU(dataDir); ok && pgOK {
 		m.pgCPU = pg1 - pg0
 	}
-	if k1, ok := kafkaCPU(dataDir); ok && kOK {
+	if k1, ok := kafkaCPU(dataDir, b.tg.kafkaPIDs); ok && kOK {
 		m.kafkaCPU = k1 - k0
 	}
 	stopProfile()
@@ -297,12 +295,17 @@ func (m measurement) print(o options) {
 // that allows on this machine's cores.
 func (m measurement) printCPU() {
 	n := time.Duration(max(m.run.accepted, 1))
-	own, pg, kafka := m.cpu/n, m.pgCPU/n, m.kafkaCPU/n
-	fmt.Printf("  CPU time an order: %s in this process (every service and the clients), %s in Postgres", own.Round(time.Microsecond), pg.Round(time.Microsecond))
-	if kafka > 0 {
-		fmt.Printf(", %s in the Kafka broker", kafka.Round(time.Microsecond))
+	own, svc, pg, kafka := m.cpu/n, m.svcCPU/n, m.pgCPU/n, m.kafkaCPU/n
+	if svc > 0 {
+		fmt.Printf("  CPU time an order: %s in this process (the clients), %s in the service processes and the gateway, %s in Postgres",
+			own.Round(time.Microsecond), svc.Round(time.Microsecond), pg.Round(time.Microsecond))
+	} else {
+		fmt.Printf("  CPU time an order: %s in this process (every service and the clients), %s in Postgres", own.Round(time.Microsecond), pg.Round(time.Microsecond))
 	}
-	if all := own + pg + kafka; all > 0 {
+	if kafka > 0 {
+		fmt.Printf(", %s in the Kafka brokers", kafka.Round(time.Microsecond))
+	}
+	if all := own + svc + pg + kafka; all > 0 {
 		fmt.Printf("; %d cores would take at most %.0f orders/s", runtime.NumCPU(), float64(runtime.NumCPU())*float64(time.Second)/float64(all))
 	}
 	fmt.Println()
@@ -314,7 +317,7 @@ func (m measurement) printCPU() {
 func (m measurement) summary(kafka, wait string, pairs int) summary {
 	n := time.Duration(max(m.run.accepted, 1))
 	return summary{kafka: kafka, wait: wait, answer: loadtest.Distribution(m.run.answers), pairs: pairs,
-		ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.pgCPU + m.kafkaCPU) / n,
+		ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.svcCPU + m.pgCPU + m.kafkaCPU) / n,
 		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags),
 		toSocket: loadtest.Distribution(joinLags(m.run.takers, m.sockets).lags)}
 }

@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"blockspace.exchange/deploy/devchain"
-	"blockspace.exchange/deploy/devstack"
 	"blockspace.exchange/deploy/loadtest"
 	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/topics"
@@ -31,7 +30,7 @@ const fundETH = 1
 
 // bench is the running stack as the command sees it.
 type bench struct {
-	stack  *devstack.Stack
+	tg     target
 	base   string // the REST base
 	client *http.Client
 	pool   *pgxpool.Pool // the stack's database, read only
@@ -86,7 +85,7 @@ func (b *bench) newTraders(ctx context.Context, n int) ([]*trader, error) {
 // the funds to the trading accounts with the transfer route: every
 // balance comes from the ledger, as a user's would.
 func (b *bench) fund(ctx context.Context, traders []*trader) error {
-	chain, _ := b.stack.Chain()
+	chain := b.tg.chain
 	c, err := collateral.NewCollateral(devchain.CollateralAddress(), chain.Client())
 	if err != nil {
 		return err
