@@ -9,18 +9,6 @@ package topics
 // partition reproduces every output byte for byte.
 const MatcherEventVersion = 1
 
-// Order status values (docs/api.md "Values and identifiers").
-const (
-	OrderStatusPending         = 0
-	OrderStatusOnBook          = 1
-	OrderStatusDone            = 10
-	OrderStatusCancelledByUser = 11
-	OrderStatusCancelledBySys  = 12
-	OrderStatusPartiallyFilled = 13
-	OrderStatusExpired         = 14
-	OrderStatusError           = 99
-)
-
 // Market status values (docs/api.md "Values and identifiers").
 const (
 	MarketStatusNotStarted       = 0
