@@ -18,25 +18,6 @@ const (
 	MarketStatusFinalized        = 4
 )
 
-// Application codes the matcher writes into order events (docs/codes.md
-// "Application codes").
-const (
-	CodeCancelled            = 1
-	CodeValidation           = 1001
-	CodeInvalidAccount       = 102
-	CodeQuantityBelowMin     = 107
-	CodeNoSuchOrder          = 108
-	CodeOrderDone            = 109
-	CodeMarketNotOpen        = 114
-	CodePriceInvalid         = 115
-	CodeQuantityInvalid      = 120
-	CodeClientOrderID        = 122
-	CodePassiveWouldTake     = 124
-	CodeInsufficientPosition = 125
-	CodeAutoCancelled        = 191
-	CodeManuallyCancelled    = 192
-)
-
 // Reasons of system cancellations, in OrderEvent.Reason.
 const (
 	// ReasonSelfTrade: the resting order met an order of its own account

@@ -184,7 +184,7 @@ func (w *write) decide() map[int64]decimal.Decimal {
 		if o.reserve.IsPositive() {
 			left, ok := w.available[a]
 			if !ok || left.LessThan(o.reserve) {
-				w.refuse(o, CodeInsufficientFunds, "available ETH of account %d is below the %s this order reserves", a, o.reserve)
+				w.refuse(o, topics.CodeInsufficientFunds, "available ETH of account %d is below the %s this order reserves", a, o.reserve)
 				continue
 			}
 			w.available[a] = left.Sub(o.reserve)
