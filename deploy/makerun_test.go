@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"blockspace.exchange/platform/poll"
 )
 
 // TestMakeRunStopsOnSIGTERM: `make run &` (and `make run-kafka &`)
@@ -68,7 +70,7 @@ func stopMakeTarget(t *testing.T, target string) {
 	})
 
 	admin := "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/readyz"
-	waitFor(t, "the stack to be ready", 10*time.Minute, func() bool {
+	poll.Within(t, "the stack to be ready", 10*time.Minute, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("make %s exited while starting: %v", target, waitErr)
@@ -92,7 +94,7 @@ func stopMakeTarget(t *testing.T, target string) {
 	}
 	<-exited
 	for _, pid := range append(stack, postgres) {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to end", time.Minute, func() bool { return !alive(pid) })
+		poll.Within(t, "process "+strconv.Itoa(pid)+" to end", time.Minute, func() bool { return !alive(pid) })
 	}
 }
 
@@ -119,17 +121,6 @@ func freePorts(t *testing.T, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
-}
-
-// waitFor polls done every 100 ms; the bound only ends a test that would
-// otherwise hang.
-func waitFor(t *testing.T, what string, bound time.Duration, done func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(bound); !done(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
 }
 
 // descendants lists the processes below pid.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
 )
@@ -46,13 +47,13 @@ func TestBrokerKilledWhileClientsSend(t *testing.T) {
 	h := startBackends(t, harnessOptions{before: (*harness).openTestMarkets})
 	addr := freeAddr(t)
 	ingressProcess(t, h, bin, addr)
-	eventually(t, func() bool {
+	poll.Until(t, "ingress listens", func() bool {
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
 			conn.Close()
 		}
 		return err == nil
-	}, "ingress listens")
+	})
 	c := &mixedClients{t: t, client: &http.Client{Timeout: time.Minute}, base: "http://" + addr}
 	var orderUsers, fundUsers []user
 	for i := range perKind {
@@ -79,7 +80,7 @@ func TestBrokerKilledWhileClientsSend(t *testing.T) {
 	// The outage lasts outageLength, and at least until every kind of
 	// request has been refused: the health check has noticed.
 	for _, k := range kinds {
-		eventually(t, func() bool { return c.count(k, phaseDown, false) > 0 }, k.String()+" refused while the broker is dead")
+		poll.Until(t, k.String()+" refused while the broker is dead", func() bool { return c.count(k, phaseDown, false) > 0 })
 	}
 	time.Sleep(time.Until(killed.Add(outageLength)))
 	stored := h.count(`SELECT count(*) FROM outbox`)
@@ -87,7 +88,7 @@ func TestBrokerKilledWhileClientsSend(t *testing.T) {
 	c.phase.Store(int32(phaseBack))
 	c.waitAccepted(5, "after the broker came back")
 	c.halt()
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the outbox delivered every stored command")
+	poll.Until(t, "the outbox delivered every stored command", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 	for _, k := range kinds {
 		t.Logf("%s: %d accepted before the kill, %d while the broker was dead, %d after; %d refused while it was dead, %d after; median answer %s",
 			k, c.count(k, phaseUp, true), c.count(k, phaseDown, true), c.count(k, phaseBack, true), c.count(k, phaseDown, false), c.count(k, phaseBack, false), c.median(k))
@@ -354,7 +355,7 @@ func (c *mixedClients) waitAccepted(n int, when string) {
 	c.t.Helper()
 	ph := phase(c.phase.Load())
 	for _, k := range kinds {
-		eventually(c.t, func() bool { return c.count(k, ph, true) >= n }, fmt.Sprintf("%d %s accepted %s", n, k, when))
+		poll.Until(c.t, fmt.Sprintf("%d %s accepted %s", n, k, when), func() bool { return c.count(k, ph, true) >= n })
 	}
 }
 

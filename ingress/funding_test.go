@@ -12,6 +12,7 @@ import (
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -221,7 +222,7 @@ func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
 	}
 
 	h.startBroker()
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the relay delivers the stored commands")
+	poll.Until(t, "the relay delivers the stored commands", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 	// A record the client still held when the broker left may arrive
 	// besides the relay's copy; both carry the command's id.
 	delivered := map[string]string{}

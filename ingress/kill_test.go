@@ -17,6 +17,7 @@ import (
 
 	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
 )
@@ -193,16 +194,16 @@ func TestIngressProcessKilledMidStream(t *testing.T) {
 	first := ingressProcess(t, h, bin, addr)
 	clients := startOrderClients(t, addr, users)
 
-	eventually(t, func() bool { return clients.ackedAbove(0) >= perProcess }, "orders acknowledged by the first process")
+	poll.Until(t, "orders acknowledged by the first process", func() bool { return clients.ackedAbove(0) >= perProcess })
 	killAfterNextCommit(t, h, first)
 	// Order ids come from blocks of a sequence, so every order the
 	// restarted process stores has a greater id than any of the killed one.
 	lastBeforeKill := int64(h.count(`SELECT coalesce(max(order_id), 0) FROM orders`))
 	storedAtKill, publishedAtKill := len(storedOrders(t, h)), len(publishedPlaces(t, h))
 	ingressProcess(t, h, bin, addr)
-	eventually(t, func() bool { return clients.ackedAbove(lastBeforeKill) >= perProcess }, "orders acknowledged by the restarted process")
+	poll.Until(t, "orders acknowledged by the restarted process", func() bool { return clients.ackedAbove(lastBeforeKill) >= perProcess })
 	clients.halt()
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the outbox delivered every stored command")
+	poll.Until(t, "the outbox delivered every stored command", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 
 	published, stored := publishedPlaces(t, h), storedOrders(t, h)
 	checkAcknowledged(t, clients.acked, lastBeforeKill, published, stored)

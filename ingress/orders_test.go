@@ -14,6 +14,7 @@ import (
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -452,7 +453,7 @@ func TestPlaceStoresRowOutboxAndCommand(t *testing.T) {
 	if cmd != want || e.ID != fmt.Sprintf("order:%d", id) || e.Time != int64(o["createDate"].(float64)) {
 		t.Fatalf("command %s %+v, want %+v", e.ID, cmd, want)
 	}
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "outbox rows deleted after the acknowledgement")
+	poll.Until(t, "outbox rows deleted after the acknowledgement", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 	// A second order of the account with the same clientOrderId while
 	// the first is live.
 	os = orders(t, h.place(u, topics.InclusionPreconf, order(u.preconf, pcOpen, true, 2, "21000", "0.000000001", `, "clientOrderId": "c-1"`)))
@@ -466,16 +467,6 @@ func TestPlaceStoresRowOutboxAndCommand(t *testing.T) {
 	if errorCode(os[0]) != 0 {
 		t.Fatalf("clientOrderId of a done order used again: %v", os[0])
 	}
-}
-
-func eventually(t testing.TB, ok func() bool, what string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("never: %s", what)
 }
 
 func (h *harness) cancel(u user, fam topics.Family, op, body string) answer {
@@ -784,7 +775,7 @@ func TestCommandsSurviveKafkaOutage(t *testing.T) {
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "0")
 	h.fund(u.preconf, "10")
 	first := h.placeIDs(u, topics.WholeBlock, order(u.preconf, wbOpen, true, 2, "1", "1", ""))
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the first command's outbox row deleted")
+	poll.Until(t, "the first command's outbox row deleted", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 	h.stopBroker()
 
 	os := orders(t, h.place(u, topics.WholeBlock, order(u.preconf, wbOpen, true, 2, "1", "2", "")))
@@ -804,7 +795,7 @@ func TestCommandsSurviveKafkaOutage(t *testing.T) {
 	}
 
 	h.startBroker()
-	eventually(t, func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 }, "the relay delivers the stored command")
+	poll.Until(t, "the relay delivers the stored command", func() bool { return h.count(`SELECT count(*) FROM outbox`) == 0 })
 	seen := map[string]int32{}
 	for _, r := range h.commandsOf(topics.TypeOrderPlace) {
 		e, err := kafka.DecodeRecord(r)

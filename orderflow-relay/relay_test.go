@@ -3,6 +3,7 @@ package relay_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -21,6 +22,7 @@ import (
 	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -62,11 +64,8 @@ func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 	// The server joins the socket to the stream just after its handshake
 	// answer, which the dial may read first: wait for it, or a feed
 	// quicker than that would broadcast before the socket listens.
-	for deadline := time.Now().Add(30 * time.Second); svc.Sockets() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sockets open, want 1", svc.Sockets())
-		}
-	}
+	poll.Before(t, "the socket to join the stream", time.Now().Add(poll.Timeout), func() bool { return svc.Sockets() == 1 },
+		func() string { return fmt.Sprintf("%d sockets open, want 1", svc.Sockets()) })
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

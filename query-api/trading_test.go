@@ -61,7 +61,7 @@ var fixtureTime = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
 // statusCycle is every order status; the busy market's orders take them
 // in turn.
-var statusCycle = []int{0, 1, 13, 10, 11, 12, 14, 99}
+var statusCycle = append(topics.LiveOrderStatuses(), topics.FinalOrderStatuses()...)
 
 const busyOrders, busyTrades = 120, 25
 
@@ -201,9 +201,6 @@ func (f *tradingFixture) orderIDs(desc bool, keep func(fixtureOrder) bool) []int
 	return ids
 }
 
-func isLive(status int) bool  { return status == 0 || status == 1 || status == 13 }
-func isFinal(status int) bool { return slices.Contains([]int{10, 11, 12, 14, 99}, status) }
-
 // listing is the data of an order or trade list: only the ids and the
 // fields that tell whose row it is.
 type listing struct {
@@ -249,15 +246,15 @@ func TestPublicOrderFilters(t *testing.T) {
 		keep                            func(status int) bool
 	}{
 		{"defaults: every order, ascending", "wholeblock", "ETH-WB-100", "", false, every},
-		{"onbook: live orders only", "wholeblock", "ETH-WB-100", "&onbook=true", false, isLive},
-		{"done: final orders only", "wholeblock", "ETH-WB-100", "&done=true", false, isFinal},
+		{"onbook: live orders only", "wholeblock", "ETH-WB-100", "&onbook=true", false, topics.IsLiveOrderStatus},
+		{"done: final orders only", "wholeblock", "ETH-WB-100", "&done=true", false, topics.IsFinalOrderStatus},
 		{"neither, said explicitly", "wholeblock", "ETH-WB-100", "&onbook=false&done=false", false, every},
 		{"descending", "wholeblock", "ETH-WB-100", "&asc=false", true, every},
-		{"onbook descending", "wholeblock", "ETH-WB-100", "&onbook=1&asc=0", true, isLive},
+		{"onbook descending", "wholeblock", "ETH-WB-100", "&onbook=1&asc=0", true, topics.IsLiveOrderStatus},
 		{"another market of the family", "wholeblock", "ETH-WB-101", "", false, every},
 		{"inclusion-preconf", "inclusion-preconf", "ETH-PC-100", "", false, every},
-		{"inclusion-preconf onbook", "inclusion-preconf", "ETH-PC-100", "&onbook=true", false, isLive},
-		{"inclusion-preconf done", "inclusion-preconf", "ETH-PC-100", "&done=TRUE", false, isFinal},
+		{"inclusion-preconf onbook", "inclusion-preconf", "ETH-PC-100", "&onbook=true", false, topics.IsLiveOrderStatus},
+		{"inclusion-preconf done", "inclusion-preconf", "ETH-PC-100", "&done=TRUE", false, topics.IsFinalOrderStatus},
 		{"a market without orders", "wholeblock", "ETH-WB-999", "", false, every},
 	}
 	for _, tc := range cases {
@@ -320,12 +317,12 @@ func TestOrderAndTradePaging(t *testing.T) {
 	}{
 		{"public ascending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200", false, busy(all)},
 		{"public descending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200&asc=false", true, busy(all)},
-		{"public onbook ascending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200&onbook=true", false, busy(isLive)},
-		{"public done descending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200&done=true&asc=false", true, busy(isFinal)},
+		{"public onbook ascending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200&onbook=true", false, busy(topics.IsLiveOrderStatus)},
+		{"public done descending", "", "/api/v1/p/wholeblock/orders?instrumentId=ETH-WB-200&done=true&asc=false", true, busy(topics.IsFinalOrderStatus)},
 		{"own ascending", f.alice.token, "/api/v1/user/wholeblock/orders?asc=true", false, mineWB(f.alice, all)},
 		{"own descending", f.bob.token, "/api/v1/user/wholeblock/orders?asc=false", true, mineWB(f.bob, all)},
-		{"own onbook descending", f.alice.token, "/api/v1/user/wholeblock/orders?onbook=true&asc=false", true, mineWB(f.alice, isLive)},
-		{"own done ascending", f.bob.token, "/api/v1/user/wholeblock/orders?done=true", false, mineWB(f.bob, isFinal)},
+		{"own onbook descending", f.alice.token, "/api/v1/user/wholeblock/orders?onbook=true&asc=false", true, mineWB(f.alice, topics.IsLiveOrderStatus)},
+		{"own done ascending", f.bob.token, "/api/v1/user/wholeblock/orders?done=true", false, mineWB(f.bob, topics.IsFinalOrderStatus)},
 	}
 	for _, tc := range cases {
 		for _, limit := range []int{1, 7, 100} {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/chain/collateral"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/settler/schema"
@@ -85,7 +86,7 @@ func debitedRequest(t *testing.T, pool *pgxpool.Pool, cl *kgo.Client, acc userAc
 	produce(t, cl, []*kgo.Record{record(t, topics.LedgerCommands, topics.UserKey(acc.user), topics.TypeLedgerWithdraw,
 		"withdraw-"+itoa(id), topics.LedgerWithdraw{RequestID: id, UserID: acc.user, AccountID: acc.current, TokenID: 1,
 			ChainID: 1337, Quantity: qty, Fee: "0.0001", ToAddress: address(0)})})
-	waitFor(t, "request debited", func() bool { return requestStatus(t, pool, id) == 1 })
+	poll.Until(t, "request debited", func() bool { return requestStatus(t, pool, id) == 1 })
 	return id
 }
 
@@ -103,7 +104,7 @@ func itoa(v int64) string { return big.NewInt(v).String() }
 // its final status.
 func runUntil(t *testing.T, p *payoutChain, pool *pgxpool.Pool, e *settler.Executor, want map[int64]int) {
 	t.Helper()
-	waitFor(t, "final withdrawal statuses", func() bool {
+	poll.Until(t, "final withdrawal statuses", func() bool {
 		if err := e.Step(t.Context()); err != nil {
 			t.Logf("step: %v", err)
 		}
@@ -126,7 +127,7 @@ func withdrawalFixture(t *testing.T) (*pgxpool.Pool, *kgo.Client, userAccounts, 
 	pool := pgtest.New(t, schema.Migrations())
 	startSettler(t, ctx, b.Addrs(), pool, 100)
 	produce(t, cl, []*kgo.Record{depositRecord(t, 1, 0, "200")})
-	waitFor(t, "deposit credited", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == 1 })
+	poll.Until(t, "deposit credited", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == 1 })
 	return pool, cl, accounts(t, pool, 1)[0], newPayoutChain(t)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler/schema"
@@ -60,10 +61,10 @@ func TestFrozenSettlerReplacedUnderItsInstanceIDExits(t *testing.T) {
 	produce(t, producer, fundingDeposits(t, users))
 	zombie := settlerProcess(t, settlerBin, b.Addrs(), dbURL, 300)
 	exited := watchExit(zombie)
-	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	frozen := map[string]string{}
 	for _, g := range []string{settlerGroup, tradingGroup} {
-		waitFor(t, "the first instance a member of "+g, func() bool {
+		poll.Until(t, "the first instance a member of "+g, func() bool {
 			frozen[g] = staticMember(t, producer, g, "kill-test")
 			return frozen[g] != ""
 		})
@@ -75,7 +76,7 @@ func TestFrozenSettlerReplacedUnderItsInstanceIDExits(t *testing.T) {
 	settlerProcess(t, settlerBin, b.Addrs(), dbURL, 300)
 	replacement := map[string]string{}
 	for _, g := range []string{settlerGroup, tradingGroup} {
-		waitFor(t, "the replacement a member of "+g, func() bool {
+		poll.Until(t, "the replacement a member of "+g, func() bool {
 			replacement[g] = staticMember(t, producer, g, "kill-test")
 			return replacement[g] != "" && replacement[g] != frozen[g]
 		})
@@ -100,7 +101,7 @@ func TestFrozenSettlerReplacedUnderItsInstanceIDExits(t *testing.T) {
 	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
 	produce(t, producer, stream)
-	waitFor(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+	poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
 	checkTransferStream(t, pool, accs, want, "90/0", "20/0")
 	for _, g := range []string{settlerGroup, tradingGroup} {
 		if m := staticMember(t, producer, g, "kill-test"); m != replacement[g] {

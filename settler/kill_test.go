@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler/internal/trading/tradingtest"
@@ -66,13 +67,13 @@ func killMidBatch(t *testing.T, settler *exec.Cmd, pool *pgxpool.Pool, produceMo
 	release := lockRows(t, pool, lock, args...)
 	defer release()
 	produceMore()
-	waitFor(t, "a settler batch that has written, waiting for a row lock", func() bool {
+	poll.Until(t, "a settler batch that has written, waiting for a row lock", func() bool {
 		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND application_name = 'settler' AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL`) > 0
 	})
 	proctest.Kill(t, settler)
 	release()
-	waitFor(t, "the killed settler's connections closed", func() bool {
+	poll.Until(t, "the killed settler's connections closed", func() bool {
 		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'settler'`) == 0
 	})
 }
@@ -95,7 +96,7 @@ func TestSettlerProcessKilledMidStream(t *testing.T) {
 
 	produce(t, producer, fundingDeposits(t, users))
 	settler := settlerProcess(t, settlerBin, b.Addrs(), dbURL, 300)
-	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
@@ -114,14 +115,14 @@ func TestSettlerProcessKilledMidStream(t *testing.T) {
 		},
 		func() { proctest.Kill(t, settler) },
 	} {
-		waitFor(t, "more of the stream applied", func() bool { return journal() > applied+300 })
+		poll.Until(t, "more of the stream applied", func() bool { return journal() > applied+300 })
 		kill()
 		if applied = journal(); applied >= want {
 			t.Fatalf("kill %d came after everything was applied (%d); make the stream longer", i+1, applied)
 		}
 		settler = settlerProcess(t, settlerBin, b.Addrs(), dbURL, 300)
 	}
-	waitFor(t, "every command applied", func() bool { return journal() == want })
+	poll.Until(t, "every command applied", func() bool { return journal() == want })
 	// 100 + 100 × 0.5 deposited, 100 moved to the preconf account.
 	checkTransferStream(t, pool, accs, want, "50/0", fmt.Sprintf("%d/0", transfersPerUser))
 	ledgerAudit(t, auditBin, dbURL)
@@ -295,7 +296,7 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 		},
 		func() { proctest.Kill(t, settler) },
 	} {
-		waitFor(t, "more fills settled", func() bool { return trades() > settled+10 })
+		poll.Until(t, "more fills settled", func() bool { return trades() > settled+10 })
 		kill()
 		if settled = trades(); settled >= out.trades {
 			t.Fatalf("kill %d came after every fill was settled (%d); make the flow longer", i+1, settled)
@@ -303,7 +304,7 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 		settler = settlerProcess(t, settlerBin, b.Addrs(), dbURL, 50)
 	}
 	var got string
-	waitFor(t, "the committed transactions settled", func() bool {
+	poll.Until(t, "the committed transactions settled", func() bool {
 		if n := trades(); n > out.trades {
 			t.Fatalf("%d trades settled; the committed transactions hold %d", n, out.trades)
 		} else if n < out.trades {

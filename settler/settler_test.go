@@ -14,6 +14,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
@@ -102,17 +103,6 @@ func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
 	return n
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func mustAudit(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	v, err := audit.Run(context.Background(), pool, 10)
@@ -139,7 +129,7 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	// ingress would.
 	produce(t, producer, fundingDeposits(t, users))
 	s0, done0 := startSettler(t, ctx, b.Addrs(), pool, 0)
-	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
@@ -162,7 +152,7 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	<-done0
 	crashCtx, crash := context.WithCancel(ctx)
 	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
-	waitFor(t, "some commands applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+1000 })
+	poll.Until(t, "some commands applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+1000 })
 	crash()
 	s1.Close()
 	crashPool.Close()
@@ -179,7 +169,7 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	for range 2 {
 		s, done := startSettler(t, ctx, b.Addrs(), pool, 700)
 		wg.Go(func() {
-			waitFor(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+			poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
 			s.Close()
 			<-done
 		})
@@ -203,7 +193,7 @@ func TestUndecodableRecordsDoNotBlock(t *testing.T) {
 	bad := &kgo.Record{Topic: topics.FundingEvents, Key: []byte("x"), Value: []byte("not json")}
 	produce(t, producer, []*kgo.Record{bad, depositRecord(t, 1, 1, "1")})
 	s, done := startSettler(t, t.Context(), b.Addrs(), pool, 0)
-	waitFor(t, "both records", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == 2 })
+	poll.Until(t, "both records", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == 2 })
 	s.Close()
 	<-done
 	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status = 'rejected'`); n != 1 {
@@ -283,13 +273,13 @@ func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 
 	produce(t, producer, fundingDeposits(t, users))
 	s, done := startSettler(t, ctx, b.Addrs(), pool, 200)
-	waitFor(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
 	half := len(stream) / 2
 	produce(t, producer, stream[:half])
-	waitFor(t, "part of the stream applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+300 })
+	poll.Until(t, "part of the stream applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+300 })
 	if err := b.Node().Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,8 +290,8 @@ func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	produce(t, producer, stream[half:])
-	waitFor(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
-	waitFor(t, "the account feed published", func() bool { return count(t, pool, `SELECT count(*) FROM account_feed`) == 0 })
+	poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+	poll.Until(t, "the account feed published", func() bool { return count(t, pool, `SELECT count(*) FROM account_feed`) == 0 })
 	s.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/platform/proctest"
@@ -261,7 +262,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		tradingtest.InsertOrders(t, pool, placed...)
 		produce(t, producer, cmds)
 	}
-	waitFor(t, "some fills settled", func() bool { return count(t, pool, `SELECT count(*) FROM trades`) > 20 })
+	poll.Until(t, "some fills settled", func() bool { return count(t, pool, `SELECT count(*) FROM trades`) > 20 })
 
 	// More commands, in chunks; once the matcher has committed some of
 	// them, it and the settler are killed, and the rest arrive while
@@ -273,7 +274,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	for i := 0; i < len(cmds); i += chunk {
 		produce(t, producer, cmds[i:min(i+chunk, len(cmds))])
 		if i == 2*chunk {
-			waitFor(t, "the matcher into the new commands", func() bool { return matcherCommitted(t, producer) > before })
+			poll.Until(t, "the matcher into the new commands", func() bool { return matcherCommitted(t, producer) > before })
 			proctest.Kill(t, m)
 			crash()
 			s1.Close()
@@ -293,7 +294,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		stats = append(stats, func() int64 { return s.TradingStats().Duplicates })
 		stops = append(stops, func() { stop(); s.Close(); <-done })
 	}
-	waitFor(t, "every order settled and released", func() bool {
+	poll.Until(t, "every order settled and released", func() bool {
 		return count(t, pool, `SELECT count(*) FROM trading_slots WHERE phase >= 2`) == 3 &&
 			count(t, pool, `SELECT count(*) FROM orders WHERE NOT released`) == 0
 	})
@@ -315,7 +316,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	}
 	state := tradingtest.Snapshot(t, pool)
 	produce(t, producer, dups)
-	waitFor(t, "duplicates passed over", func() bool {
+	poll.Until(t, "duplicates passed over", func() bool {
 		return stats[0]()+stats[1]() > 0 && count(t, pool, `SELECT count(*) FROM account_feed`) == 0
 	})
 	for _, stop := range stops {

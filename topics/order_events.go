@@ -9,18 +9,6 @@ package topics
 // partition reproduces every output byte for byte.
 const MatcherEventVersion = 1
 
-// Order status values (docs/api.md "Values and identifiers").
-const (
-	OrderStatusPending         = 0
-	OrderStatusOnBook          = 1
-	OrderStatusDone            = 10
-	OrderStatusCancelledByUser = 11
-	OrderStatusCancelledBySys  = 12
-	OrderStatusPartiallyFilled = 13
-	OrderStatusExpired         = 14
-	OrderStatusError           = 99
-)
-
 // Market status values (docs/api.md "Values and identifiers").
 const (
 	MarketStatusNotStarted       = 0
@@ -28,25 +16,6 @@ const (
 	MarketStatusTradingClosed    = 2
 	MarketStatusSubmissionClosed = 3
 	MarketStatusFinalized        = 4
-)
-
-// Application codes the matcher writes into order events (docs/codes.md
-// "Application codes").
-const (
-	CodeCancelled            = 1
-	CodeValidation           = 1001
-	CodeInvalidAccount       = 102
-	CodeQuantityBelowMin     = 107
-	CodeNoSuchOrder          = 108
-	CodeOrderDone            = 109
-	CodeMarketNotOpen        = 114
-	CodePriceInvalid         = 115
-	CodeQuantityInvalid      = 120
-	CodeClientOrderID        = 122
-	CodePassiveWouldTake     = 124
-	CodeInsufficientPosition = 125
-	CodeAutoCancelled        = 191
-	CodeManuallyCancelled    = 192
 )
 
 // Reasons of system cancellations, in OrderEvent.Reason.

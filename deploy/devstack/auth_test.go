@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"blockspace.exchange/platform/eip712"
+	"blockspace.exchange/platform/poll"
 )
 
 const testUA = "wallet-test/1.0"
@@ -252,9 +254,10 @@ func TestWalletLoginRefreshProfileAccountsLogout(t *testing.T) {
 	if a := c.do("POST", "/api/v1/user/collateralPerSlot?collateralPerSlot=12.5", nil, bearer(access)); a.status != 200 || !a.body.Success {
 		t.Fatalf("collateralPerSlot: %d %s", a.status, a.raw)
 	}
-	info = eventually(t, func() reply { return c.do("GET", "/api/v1/user/info", nil, bearer(access)).reply }, func(r reply) bool {
-		return strings.Contains(string(r.body.Data), `"displayName":"Bob"`) && strings.Contains(string(r.body.Data), `"collateralPerSlot":"12.5"`)
-	}).withRaw()
+	poll.Before(t, "the user info with the new name and collateral", time.Now().Add(poll.Timeout), func() bool {
+		info = c.do("GET", "/api/v1/user/info", nil, bearer(access))
+		return strings.Contains(string(info.body.Data), `"displayName":"Bob"`) && strings.Contains(string(info.body.Data), `"collateralPerSlot":"12.5"`)
+	}, func() string { return fmt.Sprintf("%d %s", info.status, info.raw) })
 	if !strings.Contains(string(info.body.Data), payout) {
 		t.Fatalf("info after update: %s", info.body.Data)
 	}
@@ -293,8 +296,6 @@ func TestWalletLoginRefreshProfileAccountsLogout(t *testing.T) {
 		t.Fatalf("refresh after logout: %d %s", a.status, a.raw)
 	}
 }
-
-func (r reply) withRaw() answer { return answer{reply: r} }
 
 func TestLoginRejections(t *testing.T) {
 	s := startStackWith(t, worldTempDir(t), map[string]string{"AUTH_LOGIN_BURST_PER_ADDRESS": "100", "AUTH_LOGIN_BURST_PER_IP": "100"})

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
 )
@@ -85,7 +86,7 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 func lastingMarket(t *testing.T, c client) string {
 	t.Helper()
 	var slot uint64
-	waitFor(t, "an open whole-block market", func() bool {
+	poll.Until(t, "an open whole-block market", func() bool {
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
 			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(outage+90*time.Second)) {
 				slot = max(slot, m.Slot)
@@ -153,13 +154,13 @@ func (l *crashLoad) waitApplied(t *testing.T, pool *pgxpool.Pool, tr *trader) {
 	fee := decimal.RequireFromString("0.0001")
 	withdrawn := crashAmount.Add(fee).Mul(decimal.NewFromInt(int64(len(l.withdrawals))))
 	wantCurrent := decimal.NewFromInt(5).Sub(moved).Sub(withdrawn)
-	waitFor(t, "every acknowledged order resting in the book", func() bool {
+	poll.Until(t, "every acknowledged order resting in the book", func() bool {
 		var resting int
 		err := pool.QueryRow(t.Context(), `SELECT count(*) FROM orders WHERE order_id = ANY($1) AND status = $2`,
 			l.orders, topics.OrderStatusOnBook).Scan(&resting)
 		return err == nil && resting == len(l.orders)
 	})
-	waitFor(t, "every acknowledged transfer and withdrawal applied", func() bool {
+	poll.Until(t, "every acknowledged transfer and withdrawal applied", func() bool {
 		return tr.balance(tr.preconf).Quantity.Equal(wantPreconf) && tr.balance(tr.current).Quantity.Equal(wantCurrent)
 	})
 	var debited int
@@ -177,7 +178,7 @@ func (l *crashLoad) waitApplied(t *testing.T, pool *pgxpool.Pool, tr *trader) {
 func (l *crashLoad) checkMatcherAcceptedOnce(t *testing.T, cl *kgo.Client) {
 	t.Helper()
 	var accepted map[int64]int
-	waitFor(t, "the matcher's acceptance of every acknowledged order", func() bool {
+	poll.Until(t, "the matcher's acceptance of every acknowledged order", func() bool {
 		accepted = acceptances(t, cl)
 		for _, id := range l.orders {
 			if accepted[id] == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/candletest"
 	"blockspace.exchange/topics"
 )
@@ -45,7 +46,7 @@ func TestCandlesFromFillsEqualTheRead(t *testing.T) {
 	buyer.waitBalance("the buyer's transfer applied", buyer.preconf, "7.5", "0")
 
 	var slots []uint64
-	waitFor(t, "eight whole-block markets with time left", func() bool {
+	poll.Until(t, "eight whole-block markets with time left", func() bool {
 		slots = slots[:0]
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
 			if time.UnixMilli(m.MaturityTime).After(time.Now().Add(45 * time.Second)) {
@@ -68,7 +69,7 @@ func TestCandlesFromFillsEqualTheRead(t *testing.T) {
 		buy := buyer.place(limit(buyer, wb, true, "1", price))
 		buyer.waitOrders("the block bought", topics.WholeBlock, map[int64]int{buy: topics.OrderStatusDone})
 		seller.waitOrders("the block sold", topics.WholeBlock, map[int64]int{sell: topics.OrderStatusDone})
-		waitFor(t, "the buyer holds the slot's preconf gas", func() bool {
+		poll.Until(t, "the buyer holds the slot's preconf gas", func() bool {
 			var q decimal.Decimal
 			err := s.pool.QueryRow(t.Context(), `SELECT quantity FROM positions WHERE account_id = $1 AND instrument_id = $2`, buyer.preconf, pc).Scan(&q)
 			return err == nil && q.IsPositive()

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/deploy/devchain"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 )
 
@@ -66,7 +67,7 @@ func TestFundingEndToEnd(t *testing.T) {
 		}
 		return b.Tokens[0].Quantity
 	}
-	waitFor(t, "deposit credited", func() bool { cur, _ := accounts(); return qty(cur) == "1.5" })
+	poll.Until(t, "deposit credited", func() bool { cur, _ := accounts(); return qty(cur) == "1.5" })
 	cur, pre := accounts()
 
 	transfer := func(from, to int64, q string) {
@@ -77,9 +78,9 @@ func TestFundingEndToEnd(t *testing.T) {
 		}
 	}
 	transfer(cur.AccountID, pre.AccountID, "0.5")
-	waitFor(t, "transfer out", func() bool { _, p := accounts(); return qty(p) == "0.5" })
+	poll.Until(t, "transfer out", func() bool { _, p := accounts(); return qty(p) == "0.5" })
 	transfer(pre.AccountID, cur.AccountID, "0.2")
-	waitFor(t, "transfer back", func() bool { c, p := accounts(); return qty(p) == "0.3" && qty(c) == "1.2" })
+	poll.Until(t, "transfer back", func() bool { c, p := accounts(); return qty(p) == "0.3" && qty(c) == "1.2" })
 
 	before, _ := eth.BalanceAt(t.Context(), common.HexToAddress(w.addr), nil)
 	code, out := postJSON(t, c.base+"/api/v1/user/funding/withdraw",
@@ -98,7 +99,7 @@ func TestFundingEndToEnd(t *testing.T) {
 			Remaining string `json:"remainingWithdrawLimit"`
 		}
 	}
-	waitFor(t, "withdrawal confirmed", func() bool {
+	poll.Until(t, "withdrawal confirmed", func() bool {
 		a := c.do("GET", "/api/v1/user/funding/withdraw/status?requestIds="+id, nil, tok)
 		_ = json.Unmarshal(a.body.Data, &status)
 		return len(status.Requests) == 1 && status.Requests[0].Status == 10

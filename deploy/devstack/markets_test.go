@@ -9,6 +9,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -51,7 +52,7 @@ func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
 	base := s.Addresses().REST
 
 	var wb, pc []listedMarket
-	eventually(t, func() reply { return call(t, "GET", base+"/api/v1/p/inclusion-preconf/markets") }, func(reply) bool {
+	poll.Until(t, "markets open 64 (whole block) and 32 (preconf) slots ahead", func() bool {
 		wb = markets(t, base+"/api/v1/p/wholeblock/markets")
 		pc = markets(t, base+"/api/v1/p/inclusion-preconf/markets")
 		cur, _ := env.SlotAt(time.Now())

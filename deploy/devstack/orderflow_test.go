@@ -21,6 +21,7 @@ import (
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -92,26 +93,6 @@ func signed(t *testing.T, i int, nonce uint64, to common.Address, value, tip *bi
 	return hexutil.Encode(b)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitForUntil(t, what, time.Now().Add(30*time.Second), cond, nil)
-}
-
-// waitForUntil polls cond until it holds or deadline passes; then the
-// test fails, with last's account of what it saw when last is not nil.
-func waitForUntil(t *testing.T, what string, deadline time.Time, cond func() bool, last func() string) {
-	t.Helper()
-	for !cond() {
-		if time.Now().After(deadline) {
-			if last != nil {
-				t.Fatalf("timed out waiting for %s; last seen: %s", what, last())
-			}
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestOrderflowEndToEnd: an originator sends a transaction, a searcher
 // sees it decoded on its socket and backruns it, the dev builder includes
 // both, tracking shows INCLUDED, and the refund goes pending → paid →
@@ -180,7 +161,7 @@ func TestOrderflowEndToEnd(t *testing.T) {
 	bundleStatus := func() string {
 		return getJSON(t, a.Orderflow+"/v1/bundle?hash="+bundleHash)["data"].(map[string]any)["status"].(string)
 	}
-	waitFor(t, "bundle FORWARDED", func() bool { return bundleStatus() == "FORWARDED" })
+	poll.Until(t, "bundle FORWARDED", func() bool { return bundleStatus() == "FORWARDED" })
 	mine := func() {
 		t.Helper()
 		if st, out := postJSON(t, a.DevBuilder, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "evm_mine", "params": []any{}}, nil); st != 200 || out["result"] == nil {
@@ -188,10 +169,10 @@ func TestOrderflowEndToEnd(t *testing.T) {
 		}
 	}
 	mine()
-	waitFor(t, "tx INCLUDED", func() bool {
+	poll.Until(t, "tx INCLUDED", func() bool {
 		return getJSON(t, a.Orderflow+"/v1/tx/"+txHash)["data"].(map[string]any)["status"] == "INCLUDED"
 	})
-	waitFor(t, "bundle INCLUDED", func() bool { return bundleStatus() == "INCLUDED" })
+	poll.Until(t, "bundle INCLUDED", func() bool { return bundleStatus() == "INCLUDED" })
 
 	// receivedAt is one instant in one unit: the tracking reads answer the
 	// number the submission records carry.
@@ -215,14 +196,14 @@ func TestOrderflowEndToEnd(t *testing.T) {
 	}
 	// One confirmation is needed before the refund is paid: it stays
 	// PENDING until the next block.
-	waitFor(t, "refund PENDING", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PENDING" })
+	poll.Until(t, "refund PENDING", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PENDING" })
 	if rf := refund("pending"); rf["payoutTxHash"] != nil && rf["payoutTxHash"] != "" {
 		t.Fatalf("pending refund already paid: %v", rf)
 	}
 	mine()
-	waitFor(t, "refund PAID", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PAID" })
+	poll.Until(t, "refund PAID", func() bool { rf := refund("pending"); return rf != nil && rf["status"] == "PAID" })
 	mine()
-	waitFor(t, "refund CONFIRMED", func() bool { return refund("confirmed") != nil })
+	poll.Until(t, "refund CONFIRMED", func() bool { return refund("confirmed") != nil })
 	rf := refund("confirmed")
 	if rf["recipient"] != strings.ToLower(recipient.Hex()) || rf["percent"] != float64(50) || rf["amountWei"] == "0" || rf["payoutTxHash"] == "" {
 		t.Fatalf("refund %v", rf)

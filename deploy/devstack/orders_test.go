@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
 )
@@ -30,7 +31,7 @@ func TestOrderEntryInTheStack(t *testing.T) {
 
 	// A whole-block market with time left: the newest one listed.
 	var slot uint64
-	waitFor(t, "an open whole-block market", func() bool {
+	poll.Until(t, "an open whole-block market", func() bool {
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
 			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(30*time.Second)) {
 				slot = max(slot, m.Slot)
@@ -67,8 +68,8 @@ func TestOrderEntryInTheStack(t *testing.T) {
 			return err == nil && st == status && released
 		}
 	}
-	waitFor(t, "the sell filled and settled", done(sell, topics.OrderStatusDone))
-	waitFor(t, "the buy filled and settled", done(buy, topics.OrderStatusDone))
+	poll.Until(t, "the sell filled and settled", done(sell, topics.OrderStatusDone))
+	poll.Until(t, "the buy filled and settled", done(buy, topics.OrderStatusDone))
 	fee := decimal.RequireFromString("0.0005") // 0.5 × the regular buy fee rate 0.001
 	if q, l := s.balance(t, buyer.preconf); !q.Equal(decimal.RequireFromString("3").Sub(decimal.RequireFromString("0.5")).Sub(fee)) || !l.IsZero() {
 		t.Fatalf("buyer holds %s, locked %s", q, l)
@@ -92,7 +93,7 @@ func TestOrderEntryInTheStack(t *testing.T) {
 		cancel.Items[0].Status == nil || *cancel.Items[0].Status != topics.OrderStatusCancelledByUser {
 		t.Fatalf("cancel, want code 1 and status 11: %+v", cancel.Items)
 	}
-	waitFor(t, "the resting buy cancelled and released", done(resting, topics.OrderStatusCancelledByUser))
+	poll.Until(t, "the resting buy cancelled and released", done(resting, topics.OrderStatusCancelledByUser))
 	if _, l := s.balance(t, buyer.preconf); !l.IsZero() {
 		t.Fatalf("locked %s after the cancel", l)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"blockspace.exchange/deploy/cluster"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
@@ -311,7 +312,7 @@ func orderOutcome(o ownOrder) string {
 func lastingSlots(t *testing.T, c client, n int) []uint64 {
 	t.Helper()
 	var slots []uint64
-	waitFor(t, fmt.Sprintf("%d open whole-block markets", n), func() bool {
+	poll.Until(t, fmt.Sprintf("%d open whole-block markets", n), func() bool {
 		slots = slots[:0]
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
 			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(90*time.Second)) {
@@ -335,7 +336,7 @@ func (s *shape) waitMatcherMembers(t *testing.T, n int) {
 	}
 	partitions := len(md.Topics[topics.Orders].Partitions)
 	var last string
-	waitForUntil(t, fmt.Sprintf("%d matchers sharing the orders partitions", n), time.Now().Add(90*time.Second), func() bool {
+	poll.Before(t, fmt.Sprintf("%d matchers sharing the orders partitions", n), time.Now().Add(90*time.Second), func() bool {
 		described, err := s.adm.DescribeGroups(t.Context(), "matcher")
 		if err != nil {
 			last = err.Error()

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
 )
@@ -54,12 +55,12 @@ func TestTradeSettlesInTheStack(t *testing.T) {
 	if err := s.kcl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "deposit credited", func() bool { return s.quantity(t, current).Equal(decimal.NewFromInt(3)) })
+	poll.Until(t, "deposit credited", func() bool { return s.quantity(t, current).Equal(decimal.NewFromInt(3)) })
 	if a := c.do("POST", "/api/v1/user/account/transfer/token", url.Values{"fromAccountId": {fmt.Sprint(current)},
 		"toAccountId": {fmt.Sprint(preconf)}, "tokenId": {"1"}, "quantity": {"3"}}, bearer(sess.AccessToken.Token)); a.status != 200 || !a.body.Success {
 		t.Fatalf("transfer: %d %s", a.status, a.raw)
 	}
-	waitFor(t, "transfer applied", func() bool { return s.quantity(t, preconf).Equal(decimal.NewFromInt(3)) })
+	poll.Until(t, "transfer applied", func() bool { return s.quantity(t, preconf).Equal(decimal.NewFromInt(3)) })
 
 	var seller, sellerAccount int64
 	if err := s.pool.QueryRow(ctx, `SELECT u.user_id, a.account_id FROM users u JOIN accounts a ON a.user_id = u.user_id AND a.type = 2
@@ -67,7 +68,7 @@ func TestTradeSettlesInTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var slot uint64
-	waitFor(t, "a whole-block market issued to the demo seller", func() bool {
+	poll.Until(t, "a whole-block market issued to the demo seller", func() bool {
 		err := s.pool.QueryRow(ctx, `SELECT s.slot FROM trading_slots s JOIN positions p ON p.slot = s.slot AND p.account_id = s.seller_account_id
 			WHERE s.issued AND s.phase = 1 AND s.seller_account_id = $1 AND p.instrument_id = 'ETH-WB-' || s.slot AND p.quantity = 1
 			ORDER BY s.slot DESC LIMIT 1`, sellerAccount).Scan(&slot)
@@ -117,7 +118,7 @@ func TestTradeSettlesInTheStack(t *testing.T) {
 		}
 	}
 
-	waitFor(t, "the trade settled and both orders released", func() bool {
+	poll.Until(t, "the trade settled and both orders released", func() bool {
 		var n int
 		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE order_id IN (7000001, 7000002) AND released AND status = 10`).Scan(&n)
 		return err == nil && n == 2

@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -177,7 +179,11 @@ func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
 	if err := s.pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := eventually(t, func() reply { return call(t, "GET", base+"/api/v1/p/tokens") }, func(r reply) bool { return r.status == 503 })
+	var r reply
+	poll.Before(t, "a read to answer 503", time.Now().Add(poll.Timeout), func() bool {
+		r = call(t, "GET", base+"/api/v1/p/tokens")
+		return r.status == 503
+	}, func() string { return fmt.Sprintf("%d %+v", r.status, r.body) })
 	if r.body.Code != 21 || r.header.Get("Retry-After") == "" || r.header.Get("X-Request-ID") == "" {
 		t.Fatalf("503 answer: %+v %v", r.body, r.header)
 	}
@@ -265,21 +271,6 @@ func TestOpenAPIMatchesServedRoutes(t *testing.T) {
 	}
 	if len(served) < 6 {
 		t.Errorf("only %d routes served", len(served))
-	}
-}
-
-// eventually asks get until ok holds; the minute's deadline only bounds
-// a broken run on a slow machine.
-func eventually(t *testing.T, get func() reply, ok func(reply) bool) reply {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		r := get()
-		if ok(r) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition never held; last answer %d %+v", r.status, r.body)
-		}
 	}
 }
 

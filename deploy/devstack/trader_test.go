@@ -18,6 +18,7 @@ import (
 
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/platform/chain/collateral"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/users"
 	"blockspace.exchange/topics"
 )
@@ -127,7 +128,7 @@ func (tr *trader) waitBalance(what string, account int64, quantity, locked strin
 	tr.t.Helper()
 	q, l := decimal.RequireFromString(quantity), decimal.RequireFromString(locked)
 	var last users.TokenBalance
-	waitForUntil(tr.t, what, time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, what, time.Now().Add(30*time.Second), func() bool {
 		last = tr.balance(account)
 		return last.Quantity.Equal(q) && last.LockedQuantity.Equal(l) && last.AvailableQuantity.Equal(q.Sub(l))
 	}, func() string {
@@ -146,7 +147,7 @@ func (tr *trader) transfer(from, to int64, quantity string) {
 	if a.status != 200 || !a.body.Success {
 		tr.t.Fatalf("transfer: %d %s", a.status, a.raw)
 	}
-	waitFor(tr.t, "the transfer applied", func() bool {
+	poll.Until(tr.t, "the transfer applied", func() bool {
 		return tr.balance(from).Quantity.Equal(before[0].Sub(q)) && tr.balance(to).Quantity.Equal(before[1].Add(q))
 	})
 }
@@ -196,7 +197,7 @@ func (tr *trader) placeAnswer(o map[string]any) map[string]any {
 	path := "/api/v1/" + string(family(tr.t, o["instrumentId"].(string))) + "/order"
 	var placed struct{ Orders []map[string]any }
 	var last []byte
-	waitForUntil(tr.t, "order entry to accept the order", time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, "order entry to accept the order", time.Now().Add(30*time.Second), func() bool {
 		a := tr.send("POST", path, o)
 		last = a.raw
 		placed.Orders = nil
@@ -224,7 +225,7 @@ func (tr *trader) orders(fam topics.Family) map[int64]ownOrder {
 func (tr *trader) waitOrders(what string, fam topics.Family, want map[int64]int) {
 	tr.t.Helper()
 	var got map[int64]ownOrder
-	waitForUntil(tr.t, what, time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, what, time.Now().Add(30*time.Second), func() bool {
 		got = tr.orders(fam)
 		for id, st := range want {
 			if got[id].Status != st {

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
 )
@@ -54,7 +55,7 @@ func TestTradingEndToEnd(t *testing.T) {
 	registerValidator(t, seller, env.ChainID, "trading end to end validator 0001")
 	var slot uint64
 	var wbMarket listedMarket
-	waitFor(t, "a whole-block market of the validator with time left", func() bool {
+	poll.Until(t, "a whole-block market of the validator with time left", func() bool {
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
 			if time.UnixMilli(m.MaturityTime).After(time.Now().Add(25*time.Second)) && (slot == 0 || m.Slot < slot) {
 				slot, wbMarket = m.Slot, m
@@ -132,7 +133,7 @@ func TestTradingEndToEnd(t *testing.T) {
 	// The secondary sale: once the slot's inclusion-preconf market opens
 	// the buyer offers 3,000,000 gas; 1,000,000 trade against the second
 	// trader's bid, at the bid's price, and the rest stays on the book.
-	waitForUntil(t, "the slot's inclusion-preconf market", maturity, func() bool {
+	poll.Before(t, "the slot's inclusion-preconf market", maturity, func() bool {
 		return preconfMarket(t, c, slot).Status == topics.MarketStatusOpen
 	}, nil)
 	pcPrice, pcSold := dec("0.00000002"), dec("1000000")
@@ -148,7 +149,7 @@ func TestTradingEndToEnd(t *testing.T) {
 	checkOwnTrades(t, buyer, topics.InclusionPreconf, []ownTrade{{Price: pcPrice, Quantity: pcSold, Fee: pcValue.Mul(secondarySellFeeRate), Side: false, Taker: true}})
 	checkOwnTrades(t, other, topics.InclusionPreconf, []ownTrade{{Price: pcPrice, Quantity: pcSold, Fee: pcValue.Mul(buyFeeRate), Side: true, Taker: false}})
 	// The block now includes what its holder neither sold nor offers.
-	waitFor(t, "the whole block's available preconf gas after the sale", func() bool {
+	poll.Until(t, "the whole block's available preconf gas after the sale", func() bool {
 		return wholeBlockMarket(t, c, slot).AvailablePreconf == 15_000_000
 	})
 	checkPositions(t, c, pc, []position{{Quantity: dec("17000000"), Locked: dec("2000000")}, {Quantity: pcSold, AveragePrice: &pcPrice}})
@@ -160,13 +161,13 @@ func TestTradingEndToEnd(t *testing.T) {
 
 	// Trading closes: both markets report it and the open orders expire,
 	// the offer with its filled part kept, the bid's reservation unlocked.
-	waitForUntil(t, "trading of the slot closed", maturity.Add(60*time.Second), func() bool {
+	poll.Before(t, "trading of the slot closed", maturity.Add(60*time.Second), func() bool {
 		return preconfMarket(t, c, slot).Status >= topics.MarketStatusTradingClosed
 	}, nil)
 	other.waitOrders("the resting bid expired", topics.WholeBlock, map[int64]int{expiringBid: topics.OrderStatusExpired})
 	buyer.waitOrders("the rest of the offer expired", topics.InclusionPreconf, map[int64]int{offer: topics.OrderStatusExpired})
 	other.waitBalance("the expired bid's reservation unlocked", other.preconf, otherPreconf.String(), "0")
-	waitFor(t, "the whole block's available preconf gas after the expiry", func() bool {
+	poll.Until(t, "the whole block's available preconf gas after the expiry", func() bool {
 		m := wholeBlockMarket(t, c, slot)
 		return m.Status >= topics.MarketStatusTradingClosed && m.AvailablePreconf == 17_000_000
 	})

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"blockspace.exchange/topics"
 )
 
 // Config configures the frame of one service.
@@ -90,5 +92,5 @@ func methodNotAllowed(c *gin.Context, t routeTable) {
 		Fail(c, Invalid("method %s is not supported on %s; use %s", c.Request.Method, path, strings.Join(allowed, " or ")))
 		return
 	}
-	Fail(c, &Error{Status: http.StatusNotFound, Code: CodeValidation, Key: "error.notFound", Message: "no such path: " + path})
+	Fail(c, &Error{Status: http.StatusNotFound, Code: topics.CodeValidation, Key: "error.notFound", Message: "no such path: " + path})
 }

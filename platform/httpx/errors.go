@@ -7,16 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"blockspace.exchange/topics"
 )
 
-// Application codes of the interface (docs/codes.md "Application codes").
-// Domain packages define their own business codes; these are the ones the
-// frame itself answers with.
+// Application codes of the interface (docs/codes.md "Application codes")
+// that only the frame answers with. Malformed or out-of-range input is
+// topics.CodeValidation (1001), which the matcher writes too; business
+// codes are in topics and in the domain packages.
 const (
 	CodeAuth        = 1    // authentication required or access denied
 	CodeTooMany     = 20   // concurrency or database pressure
 	CodeUnavailable = 21   // a dependency is unavailable
-	CodeValidation  = 1001 // malformed or out-of-range input
 	CodeFailed      = 1002 // business rule refused the operation
 	CodeUnexpected  = 9999 // a bug or an unclassified failure
 )
@@ -45,13 +47,13 @@ func (e *Error) Unwrap() error { return e.Cause }
 // Invalid is a 400 validation error (code 1001). The message should name
 // the parameter and the rule, e.g. "chainId must be an integer".
 func Invalid(format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Key: "error.validation", Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusBadRequest, Code: topics.CodeValidation, Key: "error.validation", Message: fmt.Sprintf(format, args...)}
 }
 
 // UnsupportedMedia is a 415 with the validation code: the body's
 // Content-Type is not one the route reads.
 func UnsupportedMedia(format string, args ...any) *Error {
-	return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeValidation, Key: "error.unsupportedMediaType", Message: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: topics.CodeValidation, Key: "error.unsupportedMediaType", Message: fmt.Sprintf(format, args...)}
 }
 
 // Unauthorized is a 401 with code 1; the middleware adds WWW-Authenticate.

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"blockspace.exchange/topics"
 )
 
 type answer struct {
@@ -261,7 +263,7 @@ func TestQueryInt64(t *testing.T) {
 				return
 			}
 			var appErr *Error
-			if !errors.As(err, &appErr) || appErr.Code != CodeValidation || !strings.Contains(appErr.Message, tc.errHas) || !strings.Contains(appErr.Message, "chainId") {
+			if !errors.As(err, &appErr) || appErr.Code != topics.CodeValidation || !strings.Contains(appErr.Message, tc.errHas) || !strings.Contains(appErr.Message, "chainId") {
 				t.Fatalf("got %v, want validation error mentioning chainId and %q", err, tc.errHas)
 			}
 		})
@@ -298,7 +300,7 @@ func TestQueryBool(t *testing.T) {
 				return
 			}
 			var appErr *Error
-			if !errors.As(err, &appErr) || appErr.Code != CodeValidation || !strings.Contains(appErr.Message, "onbook") {
+			if !errors.As(err, &appErr) || appErr.Code != topics.CodeValidation || !strings.Contains(appErr.Message, "onbook") {
 				t.Fatalf("got %v, want a validation error naming onbook", err)
 			}
 		})
@@ -322,7 +324,7 @@ func FuzzDecodeJSONBytes(f *testing.F) {
 			return
 		}
 		var appErr *Error
-		if !errors.As(err, &appErr) || appErr.Status != 400 || appErr.Code != CodeValidation || appErr.Message == "" {
+		if !errors.As(err, &appErr) || appErr.Status != 400 || appErr.Code != topics.CodeValidation || appErr.Message == "" {
 			t.Fatalf("decode error is not a 400 validation error: %#v", err)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"blockspace.exchange/topics"
 )
 
 // observe logs one structured line per request and records its latency.
@@ -127,7 +129,7 @@ func bodyError(err error, timeout time.Duration) *Error {
 	case errors.As(err, &tooBig):
 		return Invalid("request body exceeds the limit of %d bytes", tooBig.Limit)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return &Error{Status: http.StatusRequestTimeout, Code: CodeValidation, Key: "error.requestTimeout",
+		return &Error{Status: http.StatusRequestTimeout, Code: topics.CodeValidation, Key: "error.requestTimeout",
 			Message: fmt.Sprintf("request body did not arrive within %s", timeout)}
 	default:
 		return Invalid("request body could not be read: %v", err)

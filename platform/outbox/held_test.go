@@ -11,6 +11,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/topics"
 )
@@ -65,11 +66,7 @@ func TestRelayLeavesRowsItsClientHolds(t *testing.T) {
 	if err := b.Node().Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(time.Minute); rows(t, pool) != 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the row of the delivered command was never deleted")
-		}
-	}
+	poll.Until(t, "the row of the delivered command to be deleted", func() bool { return rows(t, pool) == 0 })
 	if n, err := o.RelayOnce(ctx, 10); n != 0 || err != nil {
 		t.Fatalf("relay round after delivery: %d rows, %v", n, err)
 	}

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 )
 
@@ -143,16 +145,14 @@ func waitReady(t *testing.T, url string, code int, want string) {
 	t.Helper()
 	var got int
 	var body []byte
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	poll.Before(t, fmt.Sprintf("%s to answer %d with %s", url, code, want), time.Now().Add(poll.Timeout), func() bool {
 		resp, err := http.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if got = resp.StatusCode; got == code && strings.Contains(string(body), want) {
-			return
-		}
-	}
-	t.Fatalf("%s answers %d %s; want %d with %s", url, got, body, code, want)
+		got = resp.StatusCode
+		return got == code && strings.Contains(string(body), want)
+	}, func() string { return fmt.Sprintf("%d %s", got, body) })
 }

@@ -208,7 +208,7 @@ func (b *bench) placeRetrying(ctx context.Context, t *trader, m market, body []b
 	for {
 		_, answer, err := placeOrderRaw(b.client, b.base+orderPath(m.family), t.bearer, body)
 		var r *refusal
-		if err == nil || !errors.As(err, &r) || !(r.status == http.StatusServiceUnavailable || r.code == 114) || time.Now().After(deadline) {
+		if err == nil || !errors.As(err, &r) || !(r.status == http.StatusServiceUnavailable || r.code == topics.CodeMarketNotOpen) || time.Now().After(deadline) {
 			return answer, err
 		}
 		select {

@@ -13,6 +13,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -171,7 +172,7 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 	// the markers afterwards, and until then the partitions' last stable
 	// offsets stop before the statuses, which a feed starting now would
 	// not wait for.
-	waitFor(t, func() bool { return stable(ctx, cl, topics.OrderEvents) }, "the statuses' commit markers written")
+	poll.Until(t, "the statuses' commit markers written", func() bool { return stable(ctx, cl, topics.OrderEvents) })
 
 	c := New()
 	feed, err := NewFeed(cl, time.Now().Add(-time.Hour), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -187,7 +188,7 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, func() bool { return c.Err() == nil }, "catalog ready")
+	poll.Until(t, "catalog ready", func() bool { return c.Err() == nil })
 	now := time.Now()
 	for slot, open := range map[uint64]bool{100: true, 101: false, 102: false, 103: true} {
 		m := c.Lookup(topics.InstrumentID(topics.WholeBlock, slot))
@@ -198,7 +199,7 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 	if err := cl.ProduceSync(ctx, record(topics.OrderEvents, 100, statusEnvelope(t, topics.WholeBlock, 100, topics.MarketStatusFinalized))).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return c.Lookup("ETH-WB-100") == nil }, "finalized market forgotten")
+	poll.Until(t, "finalized market forgotten", func() bool { return c.Lookup("ETH-WB-100") == nil })
 }
 
 func TestFeedOfAnEmptyLogIsReady(t *testing.T) {
@@ -215,7 +216,7 @@ func TestFeedOfAnEmptyLogIsReady(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- feed.Run(runCtx) }()
-	waitFor(t, func() bool { return c.Err() == nil }, "catalog ready")
+	poll.Until(t, "catalog ready", func() bool { return c.Err() == nil })
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -242,14 +243,4 @@ func stable(ctx context.Context, cl *kgo.Client, topic string) bool {
 		}
 	})
 	return ok
-}
-
-func waitFor(t *testing.T, ok func() bool, what string) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("never: %s", what)
 }

@@ -22,6 +22,7 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
@@ -225,11 +226,11 @@ func TestWatcherCrashesAndRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := startWatcher(t, e, url, 0)
-	waitUntil(t, "cursor at the confirmed head", func() bool { return cursorBlock(t, pool) >= int64(head)-2 })
+	poll.Until(t, "cursor at the confirmed head", func() bool { return cursorBlock(t, pool) >= int64(head)-2 })
 	last.kill(t)
 
 	records := len(kafkatest.ReadToEnd(ctx, t, e.cl, topics.FundingEvents))
-	waitUntil(t, "every published record applied", func() bool {
+	poll.Until(t, "every published record applied", func() bool {
 		s := st.Stats()
 		return s.Applied+s.Duplicates+s.Rejected >= int64(records)
 	})
@@ -305,16 +306,4 @@ func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// waitUntil polls cond; the deadline only bounds a broken run.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

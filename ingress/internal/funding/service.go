@@ -31,9 +31,9 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Application codes of funding (docs/codes.md "Funding codes").
+// Application codes of funding (docs/codes.md "Funding codes"); a
+// transfer short of funds answers topics.CodeInsufficientFunds.
 const (
-	CodeInsufficientFunds     = 123
 	CodeWithdrawBadAccount    = 10010
 	CodeWithdrawBadToken      = 10011
 	CodeWithdrawNoFunds       = 10012
@@ -218,7 +218,7 @@ func (s *Service) doTransfer(c *gin.Context) error {
 			return err
 		}
 		if !ok {
-			return httpx.Refused(CodeInsufficientFunds, "error.account.insufficientFund",
+			return httpx.Refused(topics.CodeInsufficientFunds, "error.account.insufficientFund",
 				"available quantity of token %d in account %d is below %s", token, from, q)
 		}
 		var id int64

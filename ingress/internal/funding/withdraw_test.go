@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
 
 // FuzzWithdrawBody feeds outside bytes to the withdraw body's decoding
@@ -85,7 +86,7 @@ func TestWithdrawBodyOfAnotherShape(t *testing.T) {
 func requireInvalid(t *testing.T, err error) {
 	t.Helper()
 	var he *httpx.Error
-	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != httpx.CodeValidation || he.Message == "" {
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != topics.CodeValidation || he.Message == "" {
 		t.Fatalf("error %v is not a 400 validation error", err)
 	}
 }

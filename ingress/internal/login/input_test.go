@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
 
 func TestParseVerify(t *testing.T) {
@@ -184,7 +185,7 @@ func TestParamsBodyKinds(t *testing.T) {
 			switch {
 			case tc.status == 0 && (err != nil || v.Get("addr") != tc.addr):
 				t.Fatalf("params %v, error %v", v, err)
-			case tc.status != 0 && (!errors.As(err, &he) || he.Status != tc.status || he.Code != httpx.CodeValidation):
+			case tc.status != 0 && (!errors.As(err, &he) || he.Status != tc.status || he.Code != topics.CodeValidation):
 				t.Fatalf("error %v, want status %d", err, tc.status)
 			}
 		})

@@ -39,12 +39,6 @@ type cancelItem struct {
 	Message string `json:"message,omitempty"`
 }
 
-// liveStatus reports whether an order status is live: pending, on the
-// book or partly filled.
-func liveStatus(status int) bool {
-	return status == topics.OrderStatusPending || status == topics.OrderStatusOnBook || status == topics.OrderStatusPartiallyFilled
-}
-
 // orderRow is what a cancel needs of a stored order.
 type orderRow struct {
 	id         int64
@@ -188,7 +182,7 @@ func (s *Service) cancelAll(c *gin.Context, fam topics.Family) ([]int64, error) 
 	}
 	lo := topics.MarketID(fam, 0)
 	rows, err := s.pool.Query(c, `SELECT instrument_id, order_id FROM orders
-		WHERE account_id = $1 AND status IN (0, 1, 13) AND market_id BETWEEN $2 AND $3 AND ($4 = '' OR instrument_id = $4)
+		WHERE account_id = $1 AND status IN `+topics.LiveOrderStatusList()+` AND market_id BETWEEN $2 AND $3 AND ($4 = '' OR instrument_id = $4)
 		ORDER BY order_id`, req.AccountID, lo, lo+marketIDsPerFamily-1, req.InstrumentID)
 	if err != nil {
 		return nil, fmt.Errorf("read live orders: %w", err)
@@ -281,7 +275,7 @@ func (s *Service) liveByClientID(ctx context.Context, accountID int64, instrumen
 		return nil, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (client_order_id) order_id, instrument_id, client_order_id, status FROM orders
-		WHERE account_id = $1 AND instrument_id = $2 AND client_order_id = ANY($3) AND status IN (0, 1, 13)
+		WHERE account_id = $1 AND instrument_id = $2 AND client_order_id = ANY($3) AND status IN `+topics.LiveOrderStatusList()+`
 		ORDER BY client_order_id, order_id DESC`, accountID, instrument, ids)
 	return collectOrders(rows, err)
 }
@@ -321,7 +315,7 @@ func (j *judge) byID(id int64) cancelItem {
 func (j *judge) byClientID(clientID string) cancelItem {
 	item := cancelItem{ClientOrderID: &clientID}
 	i := slices.IndexFunc(j.rows, func(o orderRow) bool {
-		return o.clientID != nil && *o.clientID == clientID && o.instrument == j.instrument && liveStatus(o.status)
+		return o.clientID != nil && *o.clientID == clientID && o.instrument == j.instrument && topics.IsLiveOrderStatus(o.status)
 	})
 	if i < 0 {
 		item.Code, item.Message = topics.CodeNoSuchOrder, fmt.Sprintf("no live order with clientOrderId %s of this account in %s", short(clientID), j.instrument)
@@ -337,7 +331,7 @@ func (j *judge) live(item cancelItem, o orderRow) cancelItem {
 		item.ClientOrderID = o.clientID
 	}
 	switch {
-	case !liveStatus(o.status):
+	case !topics.IsLiveOrderStatus(o.status):
 		item.Code, item.Message = topics.CodeOrderDone, fmt.Sprintf("order %d is already done or cancelled (status %d)", o.id, o.status)
 	case j.named[o.id]:
 		item.Code, item.Message = topics.CodeOrderDone, fmt.Sprintf("order %d is named twice in this request", o.id)

@@ -54,10 +54,6 @@ func (o *order) refuse(code int, format string, args ...any) {
 	o.code, o.message = code, fmt.Sprintf(format, args...)
 }
 
-// CodeInsufficientFunds refuses a buy whose reservation exceeds the
-// available ETH (docs/codes.md "Application codes").
-const CodeInsufficientFunds = 123
-
 // ethDecimals is the precision of token 1 (ETH): reservations are
 // rounded up to it.
 const ethDecimals = 18

@@ -132,7 +132,7 @@ func (w *write) queueReads(b *pgx.Batch) {
 	w.liveClientIDs = make(map[clientKey]bool)
 	if len(ids) > 0 {
 		b.Queue(`SELECT account_id, client_order_id FROM orders
-			WHERE account_id = ANY($1) AND client_order_id = ANY($2) AND status IN (0, 1, 13)`, accounts, ids).
+			WHERE account_id = ANY($1) AND client_order_id = ANY($2) AND status IN `+topics.LiveOrderStatusList(), accounts, ids).
 			Query(func(rows pgx.Rows) error {
 				var k clientKey
 				_, err := pgx.ForEachRow(rows, []any{&k.account, &k.id}, func() error {
@@ -184,7 +184,7 @@ func (w *write) decide() map[int64]decimal.Decimal {
 		if o.reserve.IsPositive() {
 			left, ok := w.available[a]
 			if !ok || left.LessThan(o.reserve) {
-				w.refuse(o, CodeInsufficientFunds, "available ETH of account %d is below the %s this order reserves", a, o.reserve)
+				w.refuse(o, topics.CodeInsufficientFunds, "available ETH of account %d is below the %s this order reserves", a, o.reserve)
 				continue
 			}
 			w.available[a] = left.Sub(o.reserve)

@@ -11,6 +11,7 @@ import (
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -70,7 +71,7 @@ func TestWaitingBackrunSurvivesRestart(t *testing.T) {
 
 	start(t, forwarderOn(pool, slowWait, b), brokers)
 	produce(t, producer, txRecordOf(t, origin, topics.RefundPolicy{Percent: 90}))
-	eventually(t, "the backrun is forwarded after the restart", statusIs(t, pool, br, topics.BundleForwarded))
+	poll.Until(t, "the backrun is forwarded after the restart", statusIs(t, pool, br, topics.BundleForwarded))
 	waitConsumed(t, producer)
 	if n := b.sent(origin, backrunTx); n != 1 {
 		t.Errorf("backrun sent %d times, want 1", n)
@@ -95,7 +96,7 @@ func TestUnsentBundleSurvivesRestart(t *testing.T) {
 	first := start(t, forwarderOn(pool, Config{RetryFor: time.Hour}, b), brokers)
 	produce(t, producer, r)
 	waitConsumed(t, producer)
-	eventually(t, "the builder refuses the bundle", func() bool { return b.hits() > 0 })
+	poll.Until(t, "the builder refuses the bundle", func() bool { return b.hits() > 0 })
 	first.Close()
 	if st, _ := bundleRow(t, pool, mustDecode(t, r).sb.BundleHash); st != topics.BundleReceived {
 		t.Fatalf("refused bundle is %s", st)
@@ -103,7 +104,7 @@ func TestUnsentBundleSurvivesRestart(t *testing.T) {
 
 	b.setDown(0)
 	start(t, forwarderOn(pool, Config{}, b), brokers)
-	eventually(t, "the bundle is forwarded after the restart", statusIs(t, pool, r, topics.BundleForwarded))
+	poll.Until(t, "the bundle is forwarded after the restart", statusIs(t, pool, r, topics.BundleForwarded))
 	if n := b.sent(tx); n != 1 {
 		t.Errorf("sent %d times, want 1", n)
 	}
@@ -188,7 +189,7 @@ func TestRebalanceHandsWaitingBackrunsOver(t *testing.T) {
 	}
 	produce(t, producer, txRecs...)
 	for _, r := range backruns {
-		eventually(t, "every backrun is forwarded", statusIs(t, pool, r, topics.BundleForwarded))
+		poll.Until(t, "every backrun is forwarded", statusIs(t, pool, r, topics.BundleForwarded))
 	}
 	waitConsumed(t, producer)
 	joined := 0
@@ -209,7 +210,7 @@ func TestRebalanceHandsWaitingBackrunsOver(t *testing.T) {
 func waitBalanced(t *testing.T, cl *kgo.Client) {
 	t.Helper()
 	adm := kadm.NewClient(cl)
-	eventually(t, "the group is balanced over two members", func() bool {
+	poll.Until(t, "the group is balanced over two members", func() bool {
 		groups, err := adm.DescribeGroups(t.Context(), Group)
 		if err != nil {
 			return false

@@ -15,6 +15,7 @@ import (
 	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/outbox"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -65,7 +66,7 @@ func TestStatusEventsKeptThroughAKafkaOutage(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); relay.Run(ctx, 10*time.Millisecond) }()
-	eventually(t, "the outbox relay delivered the kept events", func() bool { return outboxRows(t, pool) == 0 })
+	poll.Until(t, "the outbox relay delivered the kept events", func() bool { return outboxRows(t, pool) == 0 })
 	stop()
 	<-done
 	checkPublished(t, cl, want)

@@ -329,18 +329,6 @@ func (r *running) Close() {
 	})
 }
 
-// eventually waits up to 30 s for ok.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // produce writes recs to the broker.
 func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 	t.Helper()

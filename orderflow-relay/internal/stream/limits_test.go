@@ -13,6 +13,7 @@ import (
 
 	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/poll"
 )
 
 // open dials a socket with key, which must be accepted.
@@ -105,7 +106,7 @@ func TestClosedSocketFreesItsPlace(t *testing.T) {
 			_ = conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 			conn.Close()
 			var again *websocket.Conn
-			waitFor(t, "the freed place", func() bool {
+			poll.Until(t, "the freed place", func() bool {
 				c, _, err := websocket.DefaultDialer.Dial(e.url+"/v1/"+next, nil)
 				again = c
 				return err == nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"blockspace.exchange/platform/poll"
 )
 
 // TestPausedReaderCatchesUp: a reader that stops reading until the
@@ -76,7 +78,7 @@ func TestPausedReaderCatchesUp(t *testing.T) {
 		t.Fatalf("%d replies", replies)
 	}
 
-	waitFor(t, "the writer to give the socket back", func() bool {
+	poll.Until(t, "the writer to give the socket back", func() bool {
 		sock.out.mu.Lock()
 		defer sock.out.mu.Unlock()
 		return !sock.out.slow
@@ -156,15 +158,4 @@ func TestClientPingAndClose(t *testing.T) {
 		t.Fatalf("after the client's close: %v", err)
 	}
 	waitSockets(t, e.hub, 0)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 15 s for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

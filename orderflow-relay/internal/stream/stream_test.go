@@ -17,6 +17,7 @@ import (
 
 	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -240,7 +241,7 @@ func TestBurstArrivesWhole(t *testing.T) {
 
 func waitSockets(t *testing.T, h *Hub, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d sockets in the hub", n), func() bool { return h.Len() == n })
+	poll.Until(t, fmt.Sprintf("%d sockets in the hub", n), func() bool { return h.Len() == n })
 }
 
 func errorsAs(err error, target **websocket.CloseError) bool {

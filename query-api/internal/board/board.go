@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
 
 //go:embed static
@@ -36,7 +37,7 @@ func Register(r gin.IRouter) {
 		name := path.Base(c.Param("file"))
 		ctype, ok := assets[name]
 		if !ok {
-			httpx.Fail(c, &httpx.Error{Status: http.StatusNotFound, Code: httpx.CodeValidation,
+			httpx.Fail(c, &httpx.Error{Status: http.StatusNotFound, Code: topics.CodeValidation,
 				Key: "error.notFound", Message: "no such board file: " + name})
 			return
 		}

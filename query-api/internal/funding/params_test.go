@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
 
 // FuzzParseIDs feeds outside text to the requestIds parser: it never
@@ -70,7 +71,7 @@ func FuzzParseTxQuery(f *testing.F) {
 func requireValidation(t *testing.T, err error, name string) {
 	t.Helper()
 	var he *httpx.Error
-	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != httpx.CodeValidation {
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Code != topics.CodeValidation {
 		t.Fatalf("error %v is not a validation error", err)
 	}
 	if name != "" && !strings.Contains(he.Message, name) {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
@@ -43,7 +44,7 @@ func BenchmarkFanout(b *testing.B) {
 	h := newHarness(b, Config{RequestRate: 1000, RequestBurst: 1000}, nil)
 	br.openMarket(7, topics.WholeBlock)
 	br.feed(h)
-	waitFor(b, func() bool {
+	poll.Until(b, "the market in the model", func() bool {
 		var ok bool
 		h.model.View(func(v markets.View) { _, ok = v.Ticker("ETH-WB-7") })
 		return ok

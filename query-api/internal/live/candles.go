@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/trading"
 	"blockspace.exchange/topics"
 )
@@ -80,7 +81,7 @@ func newCandleStreams(reader CandleReader, hub *Hub, grace time.Duration, now fu
 func (s *Server) subscribeCandles(sock *socket, a Arg) {
 	st := s.candles.byKey[keyOf(a)]
 	if st == nil {
-		sock.send(errorReply(&protoError{code: CodeUnavailable, op: OpSubscribe, arg: &a, msg: "candles are not available on this server"}))
+		sock.send(errorReply(&protoError{code: httpx.CodeUnavailable, op: OpSubscribe, arg: &a, msg: "candles are not available on this server"}))
 		return
 	}
 	st.mu.Lock()
@@ -93,7 +94,7 @@ func (s *Server) subscribeCandles(sock *socket, a Arg) {
 	candles, err := s.candles.reader.Read(ctx, a.Family, st.iv, to-snapshotCandles*st.iv.Width, to)
 	if err != nil {
 		s.deps.Logger.Warn("live: candles snapshot", "error", err)
-		sock.send(errorReply(&protoError{code: CodeUnavailable, op: OpSubscribe, arg: &a, msg: "candles cannot be read now; retry"}))
+		sock.send(errorReply(&protoError{code: httpx.CodeUnavailable, op: OpSubscribe, arg: &a, msg: "candles cannot be read now; retry"}))
 		return
 	}
 	s.addSubscription(sock, a, func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/candletest"
 	"blockspace.exchange/query-api/internal/trading"
@@ -201,12 +202,12 @@ func TestCandlesChannelRefusesBadArgs(t *testing.T) {
 		{"channel": ChannelTicker, "marketType": MarketWholeBlock, "interval": "1m"},
 	} {
 		c.subscribe(arg)
-		if m := c.expect("error", CodeValidation); m.Arg == nil {
+		if m := c.expect("error", topics.CodeValidation); m.Arg == nil {
 			t.Fatalf("%v: %s names no arg", arg, m.raw)
 		}
 	}
 	c.subscribe(map[string]string{"channel": ChannelCandles, "marketType": MarketWholeBlock, "interval": "1m"})
-	if m := c.expect("error", CodeUnavailable); m.Arg == nil || m.Arg.Interval != "1m" {
+	if m := c.expect("error", httpx.CodeUnavailable); m.Arg == nil || m.Arg.Interval != "1m" {
 		t.Fatalf("without a candle reader: %s", m.raw)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"blockspace.exchange/platform/auth"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/markets"
+	"blockspace.exchange/topics"
 )
 
 var (
@@ -50,7 +52,7 @@ func (s *Server) login(sock *socket, token string) {
 	defer cancel()
 	claims, err := s.verify(ctx, token)
 	if err != nil {
-		sock.send(errorReply(&protoError{code: CodeAuth, op: OpLogin, msg: describeToken(err)}))
+		sock.send(errorReply(&protoError{code: httpx.CodeAuth, op: OpLogin, msg: describeToken(err)}))
 		return
 	}
 	s.startSession(sock, token, claims)
@@ -81,7 +83,7 @@ func (s *Server) subscribe(sock *socket, a Arg) {
 	kind := channels[a.Channel]
 	if kind.private {
 		if s.userOf(sock) == 0 {
-			sock.send(errorReply(&protoError{code: CodeAuth, op: OpSubscribe, arg: &a,
+			sock.send(errorReply(&protoError{code: httpx.CodeAuth, op: OpSubscribe, arg: &a,
 				msg: "channel " + a.Channel + " is private: log in first"}))
 			return
 		}
@@ -116,7 +118,7 @@ func (s *Server) subscribe(sock *socket, a Arg) {
 // new snapshot) it queues the replay.
 func (s *Server) addSubscription(sock *socket, a Arg, replay func()) {
 	if _, full := s.hub.subscribe(sock, keyOf(a), s.cfg.MaxSubscriptions); full {
-		sock.send(errorReply(&protoError{code: CodeTooMany, op: OpSubscribe, arg: &a,
+		sock.send(errorReply(&protoError{code: httpx.CodeTooMany, op: OpSubscribe, arg: &a,
 			msg: "at most " + itoa(s.cfg.MaxSubscriptions) + " subscriptions per connection"}))
 		return
 	}
@@ -153,7 +155,7 @@ func (s *Server) replay(sock *socket, a Arg, v markets.View) {
 
 func (s *Server) unsubscribe(sock *socket, a Arg) {
 	if !s.hub.unsubscribe(sock, keyOf(a)) {
-		sock.send(errorReply(&protoError{code: CodeValidation, op: OpUnsubscribe, arg: &a,
+		sock.send(errorReply(&protoError{code: topics.CodeValidation, op: OpUnsubscribe, arg: &a,
 			msg: "not subscribed to " + describeArg(a)}))
 		return
 	}
@@ -161,7 +163,7 @@ func (s *Server) unsubscribe(sock *socket, a Arg) {
 }
 
 func noMarket(op string, a Arg) *protoError {
-	return &protoError{code: CodeNoMarket, op: op, arg: &a, msg: "no market " + a.InstrumentID}
+	return &protoError{code: topics.CodeMarketNotOpen, op: op, arg: &a, msg: "no market " + a.InstrumentID}
 }
 
 func describeArg(a Arg) string {

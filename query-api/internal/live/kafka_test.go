@@ -15,6 +15,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
@@ -142,7 +143,7 @@ func TestBookOverKafkaReproducesTheBook(t *testing.T) {
 	for i := 1; i <= 150; i++ {
 		step(i)
 	}
-	waitFor(t, func() bool {
+	poll.Until(t, "the market's book in the model", func() bool {
 		var ok bool
 		h.model.View(func(v markets.View) { _, ok = v.Book(id) })
 		return ok
@@ -157,7 +158,7 @@ func TestBookOverKafkaReproducesTheBook(t *testing.T) {
 	}
 	want := expectedBook(live)
 	var final markets.Book
-	waitFor(t, func() bool {
+	poll.Until(t, "the model's book after the last step", func() bool {
 		h.model.View(func(v markets.View) { final, _ = v.Book(id) })
 		return sameBook(final, want)
 	})
@@ -260,17 +261,6 @@ func sameBook(a, b markets.Book) bool {
 	return true
 }
 
-func waitFor(t testing.TB, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never held")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // The account feed reaches only the owner's sockets, drops repeated ids
 // and older versions, and drops a record whose payload names another user
 // than its key.
@@ -325,14 +315,14 @@ func TestAccountFeedIsPrivate(t *testing.T) {
 		}
 		return reached
 	}
-	waitFor(t, func() bool {
+	poll.Until(t, "a probe to reach alice", func() bool {
 		probe++
 		record(1, balance(1, probe, "1"))
 		return probed(0)
 	})
 	probe++
 	record(1, balance(1, probe, "1"))
-	waitFor(t, func() bool { return probed(probe) })
+	poll.Until(t, "the last probe to reach alice", func() bool { return probed(probe) })
 	record(1, balance(1, 1000, "5"))
 	record(1, balance(1, 1000, "5"))  // the same record again
 	record(1, balance(1, 999, "4"))   // an older state
@@ -347,7 +337,7 @@ func TestAccountFeedIsPrivate(t *testing.T) {
 	want := map[*client][]string{alice: {"5", "8"}, bob: {"7", "position:1"}}
 	for c, quantities := range want {
 		var got []string
-		waitFor(t, func() bool {
+		poll.Until(t, fmt.Sprintf("%d account events of a user", len(quantities)), func() bool {
 			for _, m := range c.upTo() {
 				if m.E == ChannelPositions {
 					got = append(got, "position:"+decodeP[topics.PositionChanged](t, m).Quantity)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
@@ -30,32 +31,32 @@ func TestErrorsAreAnsweredWithCodes(t *testing.T) {
 		code int
 		has  string
 	}{
-		{"not JSON", "{op:", CodeValidation, "not a JSON object"},
-		{"JSON array", "[1]", CodeValidation, "not a JSON object"},
-		{"trailing data", `{"op":"query","args":[{"queryType":"currentSlot"}]} {}`, CodeValidation, "after its JSON"},
-		{"no op", map[string]any{"args": []any{}}, CodeValidation, "op is required"},
-		{"unknown op", map[string]any{"op": "trade", "args": []any{map[string]any{}}}, CodeValidation, `op "trade"`},
-		{"no args", map[string]any{"op": "subscribe"}, CodeValidation, "args must be a non-empty array"},
-		{"arg not object", map[string]any{"op": "subscribe", "args": []any{"x"}}, CodeValidation, "args[0]"},
-		{"unknown channel", sub(map[string]any{"channel": "klines", "marketType": "wholeBlock"}), CodeValidation, `channel "klines"`},
-		{"no marketType", sub(map[string]any{"channel": "orderBookUpdate"}), CodeValidation, "needs marketType"},
-		{"bad marketType", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "spot"}), CodeValidation, `marketType "spot"`},
-		{"bad instrument", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "wholeBlock", "instrumentId": "BTC-1"}), CodeValidation, `instrumentId "BTC-1"`},
-		{"family mismatch", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "inclusionPreconf", "instrumentId": wb7}), CodeValidation, "is not a inclusionPreconf market"},
-		{"unknown market", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "wholeBlock", "instrumentId": "ETH-WB-8"}), CodeNoMarket, "no market ETH-WB-8"},
-		{"private before login", sub(map[string]any{"channel": "accountOrderUpdate", "marketType": "wholeBlock"}), CodeAuth, "log in first"},
-		{"balance takes no market", sub(map[string]any{"channel": "accountBalanceUpdate", "marketType": "wholeBlock"}), CodeValidation, "takes no marketType"},
-		{"unsubscribe unknown", map[string]any{"op": "unsubscribe", "args": []any{map[string]any{"channel": "recentTrade", "marketType": "wholeBlock"}}}, CodeValidation, "not subscribed"},
-		{"query unknown type", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "candles"}}}, CodeValidation, `queryType "candles"`},
-		{"query book without instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook"}}}, CodeValidation, "needs instrumentId"},
-		{"query markets with instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "markets", "marketType": "wholeBlock", "instrumentId": wb7}}}, CodeValidation, "takes no instrumentId"},
-		{"query unknown market", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook", "instrumentId": "ETH-PC-9"}}}, CodeNoMarket, "no market ETH-PC-9"},
-		{"query limit out of range", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "recentTrades", "instrumentId": wb7, "limit": 500}}}, CodeValidation, "limit 500"},
-		{"private query before login", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "openOrders"}}}, CodeAuth, "log in first"},
-		{"login without token", map[string]any{"op": "login", "args": []any{map[string]any{}}}, CodeValidation, "accessToken is required"},
-		{"login garbage token", map[string]any{"op": "login", "args": []any{map[string]any{"accessToken": "abc"}}}, CodeAuth, "access token is invalid"},
-		{"login expired token", map[string]any{"op": "login", "args": []any{map[string]any{"accessToken": expired}}}, CodeAuth, "expired"},
-		{"too many args", map[string]any{"op": "query", "args": make([]any, 21)}, CodeValidation, "at most 20"},
+		{"not JSON", "{op:", topics.CodeValidation, "not a JSON object"},
+		{"JSON array", "[1]", topics.CodeValidation, "not a JSON object"},
+		{"trailing data", `{"op":"query","args":[{"queryType":"currentSlot"}]} {}`, topics.CodeValidation, "after its JSON"},
+		{"no op", map[string]any{"args": []any{}}, topics.CodeValidation, "op is required"},
+		{"unknown op", map[string]any{"op": "trade", "args": []any{map[string]any{}}}, topics.CodeValidation, `op "trade"`},
+		{"no args", map[string]any{"op": "subscribe"}, topics.CodeValidation, "args must be a non-empty array"},
+		{"arg not object", map[string]any{"op": "subscribe", "args": []any{"x"}}, topics.CodeValidation, "args[0]"},
+		{"unknown channel", sub(map[string]any{"channel": "klines", "marketType": "wholeBlock"}), topics.CodeValidation, `channel "klines"`},
+		{"no marketType", sub(map[string]any{"channel": "orderBookUpdate"}), topics.CodeValidation, "needs marketType"},
+		{"bad marketType", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "spot"}), topics.CodeValidation, `marketType "spot"`},
+		{"bad instrument", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "wholeBlock", "instrumentId": "BTC-1"}), topics.CodeValidation, `instrumentId "BTC-1"`},
+		{"family mismatch", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "inclusionPreconf", "instrumentId": wb7}), topics.CodeValidation, "is not a inclusionPreconf market"},
+		{"unknown market", sub(map[string]any{"channel": "orderBookUpdate", "marketType": "wholeBlock", "instrumentId": "ETH-WB-8"}), topics.CodeMarketNotOpen, "no market ETH-WB-8"},
+		{"private before login", sub(map[string]any{"channel": "accountOrderUpdate", "marketType": "wholeBlock"}), httpx.CodeAuth, "log in first"},
+		{"balance takes no market", sub(map[string]any{"channel": "accountBalanceUpdate", "marketType": "wholeBlock"}), topics.CodeValidation, "takes no marketType"},
+		{"unsubscribe unknown", map[string]any{"op": "unsubscribe", "args": []any{map[string]any{"channel": "recentTrade", "marketType": "wholeBlock"}}}, topics.CodeValidation, "not subscribed"},
+		{"query unknown type", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "candles"}}}, topics.CodeValidation, `queryType "candles"`},
+		{"query book without instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook"}}}, topics.CodeValidation, "needs instrumentId"},
+		{"query markets with instrument", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "markets", "marketType": "wholeBlock", "instrumentId": wb7}}}, topics.CodeValidation, "takes no instrumentId"},
+		{"query unknown market", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "orderBook", "instrumentId": "ETH-PC-9"}}}, topics.CodeMarketNotOpen, "no market ETH-PC-9"},
+		{"query limit out of range", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "recentTrades", "instrumentId": wb7, "limit": 500}}}, topics.CodeValidation, "limit 500"},
+		{"private query before login", map[string]any{"op": "query", "args": []any{map[string]any{"queryType": "openOrders"}}}, httpx.CodeAuth, "log in first"},
+		{"login without token", map[string]any{"op": "login", "args": []any{map[string]any{}}}, topics.CodeValidation, "accessToken is required"},
+		{"login garbage token", map[string]any{"op": "login", "args": []any{map[string]any{"accessToken": "abc"}}}, httpx.CodeAuth, "access token is invalid"},
+		{"login expired token", map[string]any{"op": "login", "args": []any{map[string]any{"accessToken": expired}}}, httpx.CodeAuth, "expired"},
+		{"too many args", map[string]any{"op": "query", "args": make([]any, 21)}, topics.CodeValidation, "at most 20"},
 	}
 	c := h.dial(nil)
 	for _, tc := range cases {
@@ -72,7 +73,7 @@ func TestErrorsAreAnsweredWithCodes(t *testing.T) {
 	if err := c.conn.WriteMessage(websocket.BinaryMessage, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.expect("error", CodeValidation); !strings.Contains(m.Msg, "not binary") {
+	if m := c.expect("error", topics.CodeValidation); !strings.Contains(m.Msg, "not binary") {
 		t.Fatalf("binary message: %s", m.raw)
 	}
 	if got := c.upTo(); len(got) != 0 {
@@ -350,7 +351,7 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 	if got := c.upTo(); len(got) != 1 || got[0].E != ChannelOrders {
 		t.Fatalf("before expiry: %v", got)
 	}
-	m := c.expect("error", CodeAuth)
+	m := c.expect("error", httpx.CodeAuth)
 	if time.Now().Before(exp) || !strings.Contains(m.Msg, "expired") || !strings.Contains(m.Msg, ChannelOrders) {
 		t.Fatalf("at %s (exp %s): %s", time.Now(), exp, m.raw)
 	}
@@ -360,7 +361,7 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 		t.Fatalf("after expiry: %v", got)
 	}
 	c.subscribe(map[string]string{"channel": "accountOrderUpdate"})
-	c.expect("error", CodeAuth)
+	c.expect("error", httpx.CodeAuth)
 
 	// A fresh login; then the key that signed it is withdrawn.
 	c.login(h.token(1, time.Now().Add(time.Hour)))
@@ -372,7 +373,7 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 	if err := h.tokens.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.expect("error", CodeAuth); !strings.Contains(m.Msg, "no longer valid") {
+	if m := c.expect("error", httpx.CodeAuth); !strings.Contains(m.Msg, "no longer valid") {
 		t.Fatalf("after key withdrawal: %s", m.raw)
 	}
 	h.apply(topics.TypeOrderAccepted, orderEvent(1, 103, wb7, false, "2.7", "1", "0", topics.OrderStatusOnBook))
@@ -389,7 +390,7 @@ func TestSubscriptionAndRateLimits(t *testing.T) {
 		map[string]string{"channel": "marketUpdate", "marketType": "wholeBlock"})
 	c.expect("subscribe", 0)
 	c.expect("subscribe", 0)
-	if m := c.expect("error", CodeTooMany); !strings.Contains(m.Msg, "at most 2 subscriptions") {
+	if m := c.expect("error", httpx.CodeTooMany); !strings.Contains(m.Msg, "at most 2 subscriptions") {
 		t.Fatalf("over the subscription limit: %s", m.raw)
 	}
 	for range 3 {
@@ -397,7 +398,7 @@ func TestSubscriptionAndRateLimits(t *testing.T) {
 	}
 	codes := 0
 	for range 3 {
-		if m := c.next(); m.Code == CodeTooMany {
+		if m := c.next(); m.Code == httpx.CodeTooMany {
 			codes++
 		}
 	}
@@ -422,7 +423,7 @@ func TestEachArgIsAnsweredOnItsOwn(t *testing.T) {
 	if got[0].Event != "subscribe" || got[0].Arg == nil || got[0].Arg.Channel != ChannelTrade {
 		t.Fatalf("first arg: %s", got[0].raw)
 	}
-	if m := got[1]; m.Event != "error" || m.Code != CodeValidation || !strings.HasPrefix(m.Msg, `args[1]: channel "klines"`) ||
+	if m := got[1]; m.Event != "error" || m.Code != topics.CodeValidation || !strings.HasPrefix(m.Msg, `args[1]: channel "klines"`) ||
 		m.Arg == nil || m.Arg.Channel != "klines" || !strings.Contains(m.raw, `"op":"subscribe"`) {
 		t.Fatalf("second arg: %s", m.raw)
 	}
@@ -457,7 +458,7 @@ func TestOpenOrdersOfBothFamiliesByOrderID(t *testing.T) {
 func TestBinaryMessagesCountAgainstTheRate(t *testing.T) {
 	h := newHarness(t, Config{RequestRate: 0.001, RequestBurst: 1}, nil)
 	c := h.dial(nil)
-	for _, code := range []int{CodeValidation, CodeTooMany} {
+	for _, code := range []int{topics.CodeValidation, httpx.CodeTooMany} {
 		if err := c.conn.WriteMessage(websocket.BinaryMessage, []byte("{}")); err != nil {
 			t.Fatal(err)
 		}

@@ -55,15 +55,13 @@ const (
 	MarketInclusionPreconf = "inclusionPreconf"
 )
 
-// Codes of acknowledgements and errors (docs/codes.md "WebSocket").
+// CodeOK acknowledges a message (docs/codes.md "WebSocket codes"). The
+// error codes are the REST interface's: httpx.CodeAuth, httpx.CodeTooMany,
+// httpx.CodeUnavailable, httpx.CodeUnexpected, topics.CodeValidation and
+// topics.CodeMarketNotOpen (no visible market with that instrumentId).
+const CodeOK = 0
+
 const (
-	CodeOK           = 0
-	CodeAuth         = 1    // login required, or the access token is invalid or expired
-	CodeTooMany      = 20   // too many messages or subscriptions
-	CodeUnavailable  = 21   // a dependency (Postgres) is unavailable
-	CodeValidation   = 1001 // malformed message or argument
-	CodeNoMarket     = 114  // no visible market with that instrumentId
-	CodeUnexpected   = 9999 // unexpected failure; logged
 	maxArgs          = 20
 	maxRecentTrades  = 100
 	defRecentTrades  = 20
@@ -124,7 +122,7 @@ type protoError struct {
 func (e *protoError) Error() string { return e.msg }
 
 func invalid(format string, a ...any) *protoError {
-	return &protoError{code: CodeValidation, msg: fmt.Sprintf(format, a...)}
+	return &protoError{code: topics.CodeValidation, msg: fmt.Sprintf(format, a...)}
 }
 
 // wireRequest is the JSON shape of a client message. Unknown fields are
@@ -167,13 +165,13 @@ func DecodeRequest(msg []byte) (Request, error) {
 		return Request{}, invalid("op %q is not subscribe, unsubscribe, query or login", short(op))
 	}
 	if len(w.Args) == 0 {
-		return Request{}, &protoError{code: CodeValidation, op: op, msg: "args must be a non-empty array"}
+		return Request{}, &protoError{code: topics.CodeValidation, op: op, msg: "args must be a non-empty array"}
 	}
 	if len(w.Args) > maxArgs {
-		return Request{}, &protoError{code: CodeValidation, op: op, msg: fmt.Sprintf("args has %d elements; at most %d", len(w.Args), maxArgs)}
+		return Request{}, &protoError{code: topics.CodeValidation, op: op, msg: fmt.Sprintf("args has %d elements; at most %d", len(w.Args), maxArgs)}
 	}
 	if op == OpLogin && len(w.Args) != 1 {
-		return Request{}, &protoError{code: CodeValidation, op: op, msg: "login takes exactly one arg {\"accessToken\": ...}"}
+		return Request{}, &protoError{code: topics.CodeValidation, op: op, msg: "login takes exactly one arg {\"accessToken\": ...}"}
 	}
 	req := Request{Op: op, Args: make([]Arg, 0, len(w.Args)), Refused: make([]*protoError, 0, len(w.Args))}
 	for i, raw := range w.Args {

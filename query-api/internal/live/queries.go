@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/trading"
 )
@@ -23,7 +24,7 @@ type CurrentSlot struct {
 // query answers one query arg.
 func (s *Server) query(sock *socket, a Arg) {
 	if queries[a.QueryType].private && s.userOf(sock) == 0 {
-		sock.send(errorReply(&protoError{code: CodeAuth, op: OpQuery, arg: &a,
+		sock.send(errorReply(&protoError{code: httpx.CodeAuth, op: OpQuery, arg: &a,
 			msg: "queryType " + a.QueryType + " is private: log in first"}))
 		return
 	}
@@ -74,7 +75,7 @@ func (s *Server) currentSlot() (any, *protoError) {
 	now := s.cfg.Now()
 	slot, ok := env.SlotAt(now)
 	if !ok {
-		return nil, &protoError{code: CodeUnavailable, msg: "the slot clock has not started: genesis is unknown or in the future"}
+		return nil, &protoError{code: httpx.CodeUnavailable, msg: "the slot clock has not started: genesis is unknown or in the future"}
 	}
 	return CurrentSlot{Slot: slot, SlotTime: env.BlockTime(slot).UnixMilli(), NextSlotTime: env.BlockTime(slot + 1).UnixMilli(),
 		SlotLength: env.SlotLength.Milliseconds(), GenesisTime: env.Genesis.UnixMilli(), ServerTime: now.UnixMilli()}, nil
@@ -82,7 +83,7 @@ func (s *Server) currentSlot() (any, *protoError) {
 
 func (s *Server) positions(user int64, a Arg) (any, *protoError) {
 	if s.deps.Positions == nil {
-		return nil, &protoError{code: CodeUnavailable, msg: "positions are not available on this server"}
+		return nil, &protoError{code: httpx.CodeUnavailable, msg: "positions are not available on this server"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -90,7 +91,7 @@ func (s *Server) positions(user int64, a Arg) (any, *protoError) {
 		trading.PositionQuery{Family: a.Family, Instrument: a.InstrumentID, Limit: maxPositions})
 	if err != nil {
 		s.deps.Logger.Warn("live: positions query", "user", user, "error", err)
-		return nil, &protoError{code: CodeUnavailable, msg: "positions cannot be read now; retry"}
+		return nil, &protoError{code: httpx.CodeUnavailable, msg: "positions cannot be read now; retry"}
 	}
 	return ps, nil
 }

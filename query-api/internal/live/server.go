@@ -266,7 +266,7 @@ func (s *Server) endSession(sock *socket, why string) {
 	if len(names) > 0 {
 		msg += " (" + joinUnique(names) + ")"
 	}
-	sock.send(encode(reply{Event: "error", Code: CodeAuth, Msg: msg + "; log in again"}))
+	sock.send(encode(reply{Event: "error", Code: httpx.CodeAuth, Msg: msg + "; log in again"}))
 }
 
 // verify checks a token and that it has not expired by its own exp; the

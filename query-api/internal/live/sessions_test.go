@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
@@ -41,7 +42,7 @@ func TestRevokedSessionEndsPrivateSubscriptions(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE sessions SET revoked_at = now(), revoke_reason = 'logout' WHERE session_id = $1`, revoked); err != nil {
 		t.Fatal(err)
 	}
-	if m := sockets[revoked].expect("error", CodeAuth); !strings.Contains(m.Msg, "revoked") || !strings.Contains(m.Msg, ChannelOrders) {
+	if m := sockets[revoked].expect("error", httpx.CodeAuth); !strings.Contains(m.Msg, "revoked") || !strings.Contains(m.Msg, ChannelOrders) {
 		t.Fatalf("revoked session: %s", m.raw)
 	}
 	h.apply(topics.TypeOrderAccepted, orderEvent(user, 100, wb7, false, "2.5", "1", "0", topics.OrderStatusOnBook))

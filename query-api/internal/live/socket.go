@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/topics"
 )
 
@@ -164,7 +165,7 @@ func (s *socket) readLoop() {
 		// Every client message counts against the rate, binary ones too:
 		// each would be answered.
 		if !s.allow() {
-			s.send(errorReply(&protoError{code: CodeTooMany, msg: "too many messages: at most " +
+			s.send(errorReply(&protoError{code: httpx.CodeTooMany, msg: "too many messages: at most " +
 				formatRate(cfg.RequestRate) + " per second"}))
 			continue
 		}

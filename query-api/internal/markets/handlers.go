@@ -6,11 +6,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/topics"
 )
-
-// CodeNoMarket answers a slot without an inclusion-preconf market
-// (docs/codes.md code 114, market not open: not started or unknown).
-const CodeNoMarket = 114
 
 // Register mounts the public market reads.
 func (m *Model) Register(r gin.IRouter) {
@@ -36,7 +33,7 @@ func (m *Model) preconfMarket(c *gin.Context) {
 	}
 	mk, found := m.PreconfMarket(slot)
 	if !found {
-		httpx.Fail(c, httpx.Refused(CodeNoMarket, "error.market.notFound", "no inclusion-preconf market for slot %d", slot))
+		httpx.Fail(c, httpx.Refused(topics.CodeMarketNotOpen, "error.market.notFound", "no inclusion-preconf market for slot %d", slot))
 		return
 	}
 	httpx.OK(c, gin.H{"market": mk})

@@ -334,7 +334,7 @@ func (m *Model) applyOrder(e topics.Envelope) error {
 	if old, ok := mk.orders[o.OrderID]; ok {
 		mk.unrest(o.OrderID, old)
 	}
-	if isFinal(o.Status) {
+	if topics.IsFinalOrderStatus(o.Status) {
 		delete(mk.created, o.OrderID)
 	} else if mk.status < topics.MarketStatusTradingClosed {
 		mk.created[o.OrderID] = created
@@ -369,17 +369,6 @@ func (m *Model) applyCancelRejected(e topics.Envelope) error {
 			MarketID: topics.MarketID(fam, slot), InstrumentID: c.InstrumentID, ErrorCode: &code,
 			Message: c.Message, UpdateDate: e.Time}})
 	return nil
-}
-
-// isFinal reports whether an order status ends the order (docs/api.md
-// "Values and identifiers").
-func isFinal(status int) bool {
-	switch status {
-	case topics.OrderStatusDone, topics.OrderStatusCancelledByUser, topics.OrderStatusCancelledBySys,
-		topics.OrderStatusExpired, topics.OrderStatusError:
-		return true
-	}
-	return false
 }
 
 func (mk *market) rest(o restingOrder) {

@@ -15,17 +15,19 @@ type statusFilter int
 
 const (
 	allOrders   statusFilter = iota // neither: every order
-	liveOrders                      // onbook=true: statuses 0, 1, 13
-	finalOrders                     // done=true: statuses 10, 11, 12, 14, 99
+	liveOrders                      // onbook=true: topics.LiveOrderStatuses
+	finalOrders                     // done=true: topics.FinalOrderStatuses
 )
 
-// clause is the filter as a SQL condition on the status column of o.
+// clause is the filter as a SQL condition on the status column of o. The
+// lists are literal SQL, never parameters, so that the planner can use the
+// partial indexes whose predicate is the live list.
 func (s statusFilter) clause() string {
 	switch s {
 	case liveOrders:
-		return " AND o.status IN " + liveStatuses
+		return " AND o.status IN " + topics.LiveOrderStatusList()
 	case finalOrders:
-		return " AND o.status IN " + finalStatuses
+		return " AND o.status IN " + topics.FinalOrderStatusList()
 	}
 	return ""
 }
@@ -118,7 +120,8 @@ func parseStatus(c *gin.Context) (statusFilter, error) {
 	}
 	switch {
 	case onbook && done:
-		return 0, httpx.Invalid("query parameters onbook and done cannot both be true: onbook lists live orders (status 0, 1, 13), done lists final ones (10, 11, 12, 14, 99)")
+		return 0, httpx.Invalid("query parameters onbook and done cannot both be true: onbook lists live orders (status %s), done lists final ones %s",
+			strings.Trim(topics.LiveOrderStatusList(), "()"), topics.FinalOrderStatusList())
 	case onbook:
 		return liveOrders, nil
 	case done:

@@ -82,7 +82,7 @@ func FuzzParseQueries(f *testing.F) {
 		check := func(instrument string, p page, err error) {
 			if err != nil {
 				var appErr *httpx.Error
-				if !errors.As(err, &appErr) || appErr.Code != httpx.CodeValidation || appErr.Status != 400 {
+				if !errors.As(err, &appErr) || appErr.Code != topics.CodeValidation || appErr.Status != 400 {
 					t.Fatalf("%q: error %v is not a validation error", raw, err)
 				}
 				for _, name := range params {

@@ -20,19 +20,6 @@ const (
 	MaxLimit     = 100
 )
 
-// Order statuses as SQL lists (docs/api.md "Values and identifiers"). They are
-// literal SQL, never parameters, so that the planner can use the partial
-// indexes whose predicate is the live list (orders_live,
-// orders_account_live).
-const (
-	// liveStatuses are orders that may still trade: pending, on book,
-	// partially filled.
-	liveStatuses = "(0, 1, 13)"
-	// finalStatuses are orders that are over: done, cancelled by the user
-	// or the system, expired, error.
-	finalStatuses = "(10, 11, 12, 14, 99)"
-)
-
 // familySpan is the width of a family's range of market ids: a family's
 // markets are base + slot with slot below 10^12 (docs/api.md "Values and
 // identifiers", topics.MarketID).

@@ -19,6 +19,8 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+
+	"blockspace.exchange/topics"
 )
 
 // Querier is a pool or a connection.
@@ -70,10 +72,6 @@ var Checks = []Check{
 		WHERE b.quantity <> coalesce(r.total, 0)`},
 }
 
-// finalStatuses are the order statuses after which nothing changes
-// (docs/api.md "Values and identifiers").
-const finalStatuses = `(10, 11, 12, 14, 99)`
-
 // openReservations are, per account and token, the funds that open buy
 // orders (reserved − spent, until released) and accepted withdrawal
 // requests (quantity + fee) hold locked.
@@ -92,10 +90,10 @@ var TradingChecks = []Check{
 		FROM orders WHERE side AND spent > reserved`},
 	{"released orders are final and settled", `
 		SELECT 'order ' || order_id || ' status ' || status || ' fulfilled ' || fulfilled || ' settled ' || settled_quantity
-		FROM orders WHERE released AND (status NOT IN ` + finalStatuses + ` OR settled_quantity <> fulfilled)`},
+		FROM orders WHERE released AND (status NOT IN ` + topics.FinalOrderStatusList() + ` OR settled_quantity <> fulfilled)`},
 	{"final settled orders are released", `
 		SELECT 'order ' || order_id || ' status ' || status || ' settled ' || settled_quantity || ' is not released'
-		FROM orders WHERE NOT released AND status IN ` + finalStatuses + ` AND settled_quantity = fulfilled`},
+		FROM orders WHERE NOT released AND status IN ` + topics.FinalOrderStatusList() + ` AND settled_quantity = fulfilled`},
 	{"orders match their trades", `
 		WITH t AS (
 		    SELECT order_id, sum(quantity) AS q, sum(price * quantity) AS v, sum(fee) AS fee, sum(cost) AS cost FROM (

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/internal/feed"
 	"blockspace.exchange/settler/internal/ledger"
@@ -192,16 +194,11 @@ func postingID(t *testing.T, pool *pgxpool.Pool) string {
 
 func waitEmpty(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var n int
+	var n int
+	poll.Before(t, "account_feed to be empty after publishing", time.Now().Add(poll.Timeout), func() bool {
 		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM account_feed`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d account_feed rows left after publishing", n)
-		}
-	}
+		return n == 0
+	}, func() string { return fmt.Sprintf("%d rows", n) })
 }

@@ -44,22 +44,8 @@ type order struct {
 	dirty bool
 }
 
-// isFinal reports an order status after which nothing changes.
-func isFinal(status int) bool {
-	switch status {
-	case topics.OrderStatusDone, topics.OrderStatusCancelledByUser, topics.OrderStatusCancelledBySys,
-		topics.OrderStatusExpired, topics.OrderStatusError:
-		return true
-	}
-	return false
-}
-
 func knownStatus(status int) bool {
-	switch status {
-	case topics.OrderStatusPending, topics.OrderStatusOnBook, topics.OrderStatusPartiallyFilled:
-		return true
-	}
-	return isFinal(status)
+	return topics.IsLiveOrderStatus(status) || topics.IsFinalOrderStatus(status)
 }
 
 // rank orders the statuses an order goes through: pending, on the book,
@@ -87,10 +73,10 @@ func (o *order) applyEvent(ev *Event, at time.Time) bool {
 	if o.orderType == 0 {
 		o.describe(ev, at)
 	}
-	if isFinal(o.status) {
+	if topics.IsFinalOrderStatus(o.status) {
 		return false
 	}
-	newer := isFinal(ev.Status) || ev.fulfilled.GreaterThan(o.fulfilled) ||
+	newer := topics.IsFinalOrderStatus(ev.Status) || ev.fulfilled.GreaterThan(o.fulfilled) ||
 		(ev.fulfilled.Equal(o.fulfilled) && rank(ev.Status) > rank(o.status))
 	if !newer {
 		return false
@@ -178,7 +164,7 @@ func (o *order) touch(at time.Time) {
 // releasable reports an order whose settlement is over: final status,
 // every fill it reported settled, and not released yet.
 func (o *order) releasable() bool {
-	return !o.released && isFinal(o.status) && o.settled.Equal(o.fulfilled)
+	return !o.released && topics.IsFinalOrderStatus(o.status) && o.settled.Equal(o.fulfilled)
 }
 
 // unused is the part of a buy's reservation its fills did not take.
