@@ -85,8 +85,8 @@ func startCluster(ctx context.Context, env map[string]string, n int) (target, er
 	delete(env, "SLOT_LENGTH")
 	delete(env, "DEV_BLOCK_INTERVAL")
 	env["MAX_IN_FLIGHT"], env["LOG_LEVEL"] = "100000", "warn"
-	// The settler's withdrawal executor polls the chain at most every
-	// 100 ms; the dev stack's 50 ms is the deposit watcher's.
+	// The service binaries look at the chain at most every 100 ms; the
+	// dev stack's 50 ms is below their range.
 	env["CHAIN_POLL"] = "100ms"
 	c, err := cluster.Start(ctx, cluster.Config{
 		DataDir: dir, Public: public, KafkaAddrs: []string{"", "", ""}, SlotLength: slot, ManualBlocks: true,
