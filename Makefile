@@ -4,8 +4,8 @@
 
 MODULES := topics platform settler ingress matcher orderflow-relay query-api deploy
 GO      ?= go
-# -race doubles run time; the longest package (deploy/devstack, with the
-# production shape's drills) takes about a quarter of the timeout.
+# -race doubles run time; deploy/devstack, the longest package with the
+# production shape's drills, stays well within the timeout.
 TESTFLAGS ?= -race -count=1 -timeout 30m
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
