@@ -56,7 +56,8 @@ type Config struct {
 	// short-lived brokers.
 	QuickStart bool
 	// StartTimeout bounds one node's start, from launching the JVM to its
-	// broker answering. Default 90s, generous for a loaded machine.
+	// broker answering. Default 3m: a JVM started while the tests compile
+	// with -race on two cores has taken 90 s.
 	StartTimeout time.Duration
 }
 
@@ -65,7 +66,7 @@ const DefaultHeap = "512m"
 
 // DefaultStartTimeout bounds a node's start unless Config.StartTimeout says
 // otherwise.
-const DefaultStartTimeout = 90 * time.Second
+const DefaultStartTimeout = 3 * time.Minute
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Dir == "" {
