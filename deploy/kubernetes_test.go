@@ -261,17 +261,22 @@ var builtOverlays sync.Map // kubectl + " " + overlay -> *manifests
 
 // eachOverlay runs check on every overlay built with every kubectl.
 func eachOverlay(t *testing.T, check func(t *testing.T, m *manifests)) {
+	for _, overlay := range kubernetesOverlays {
+		forOverlay(t, overlay, check)
+	}
+}
+
+// forOverlay runs check on one overlay built with every kubectl.
+func forOverlay(t *testing.T, overlay string, check func(t *testing.T, m *manifests)) {
 	for _, kubectl := range kubectls(t) {
-		for _, overlay := range kubernetesOverlays {
-			t.Run(kubectlVersion(t, kubectl)+"/"+overlay, func(t *testing.T) {
-				key := kubectl + " " + overlay
-				m, ok := builtOverlays.Load(key)
-				if !ok {
-					m, _ = builtOverlays.LoadOrStore(key, buildOverlay(t, kubectl, overlay))
-				}
-				check(t, m.(*manifests))
-			})
-		}
+		t.Run(kubectlVersion(t, kubectl)+"/"+overlay, func(t *testing.T) {
+			key := kubectl + " " + overlay
+			m, ok := builtOverlays.Load(key)
+			if !ok {
+				m, _ = builtOverlays.LoadOrStore(key, buildOverlay(t, kubectl, overlay))
+			}
+			check(t, m.(*manifests))
+		})
 	}
 }
 
@@ -724,4 +729,59 @@ func TestKubernetesInstanceIDs(t *testing.T) {
 			t.Errorf("no StatefulSet for %v", slices.Collect(maps.Keys(want)))
 		}
 	})
+}
+
+// TestKubernetesOverlayShapes: dev runs one pod of everything; production
+// runs the production shape's replicas (docs/deploy.md: two matchers, two
+// query-api, one settler; two of each HTTP edge) with the pods of each
+// workload kept apart, and autoscales the edges from two.
+func TestKubernetesOverlayShapes(t *testing.T) {
+	forOverlay(t, "dev", func(t *testing.T, m *manifests) {
+		for _, w := range m.workloads() {
+			if w.kind != "Job" && (w.replicas == nil || *w.replicas != 1) {
+				t.Errorf("dev: %s has %s replicas, want 1", w, count(w.replicas))
+			}
+		}
+	})
+	want := map[string]int32{"ingress": 2, "query-api": 2, "orderflow-relay": 1, "matcher": 2, "settler": 1, "gateway": 2}
+	forOverlay(t, "production", func(t *testing.T, m *manifests) {
+		for _, w := range m.workloads() {
+			if w.kind == "Job" {
+				continue
+			}
+			if w.replicas == nil || *w.replicas != want[w.name] {
+				t.Errorf("production: %s has %s replicas, want %d", w, count(w.replicas), want[w.name])
+			}
+			if !spreadsOwnPods(w) {
+				t.Errorf("production: %s has no pod anti-affinity to its own pods", w)
+			}
+		}
+		for _, a := range m.autoscalers {
+			if a.Spec.MinReplicas == nil || *a.Spec.MinReplicas != want[a.Spec.ScaleTargetRef.Name] {
+				t.Errorf("production: autoscaler %s starts at %s, want the replicas %d", a.Name, count(a.Spec.MinReplicas), want[a.Spec.ScaleTargetRef.Name])
+			}
+		}
+	})
+}
+
+func spreadsOwnPods(w workload) bool {
+	aff := w.pod.Spec.Affinity
+	if aff == nil || aff.PodAntiAffinity == nil {
+		return false
+	}
+	for _, term := range aff.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		sel := term.PodAffinityTerm.LabelSelector
+		if term.PodAffinityTerm.TopologyKey == "kubernetes.io/hostname" && sel != nil && len(sel.MatchLabels) > 0 && isSubset(sel.MatchLabels, w.pod.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
+// count prints an optional count; unset is Kubernetes' default of 1.
+func count(n *int32) string {
+	if n == nil {
+		return "unset (1)"
+	}
+	return strconv.Itoa(int(*n))
 }
