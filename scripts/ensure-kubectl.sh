@@ -8,7 +8,12 @@
 # Safe to run any number of times: it does nothing when kubectl is present.
 set -euo pipefail
 
-if command -v kubectl >/dev/null 2>&1; then
+# The command looked for and the policy file written; ENSURE_KUBECTL and
+# ENSURE_POLICY_RC move them, for the test of this script.
+kubectl=${ENSURE_KUBECTL:-kubectl}
+policy=${ENSURE_POLICY_RC:-/usr/sbin/policy-rc.d}
+
+if command -v "$kubectl" >/dev/null 2>&1; then
 	exit 0
 fi
 
@@ -23,7 +28,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 echo "ensure-kubectl: installing Debian's kubernetes-client (kubectl, for the Kubernetes manifests' tests)" >&2
-policy=/usr/sbin/policy-rc.d
 if [ ! -e "$policy" ]; then
 	printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
 	"${sudo[@]}" chmod 755 "$policy"
@@ -39,7 +43,7 @@ if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --
 fi
 rm -f "$log"
 
-command -v kubectl >/dev/null 2>&1 || {
+command -v "$kubectl" >/dev/null 2>&1 || {
 	echo "ensure-kubectl: kubectl still missing after apt-get install" >&2
 	exit 1
 }
