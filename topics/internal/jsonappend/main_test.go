@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The committed codecs are what the generator writes from the committed
+// declarations: a payload field added or changed without go generate
+// fails here.
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	const dir = "../.."
+	want, err := generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := generatedFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for name, src := range want {
+		names = append(names, name)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("topics/%s is not what the declarations generate: run go generate ./topics/...", name)
+		}
+	}
+	for _, name := range committed {
+		if !slices.Contains(names, name) {
+			t.Errorf("topics/%s has no marked type left: run go generate ./topics/...", name)
+		}
+	}
+}
+
+// run writes the files generate returns and removes generated files with
+// no marked type left, leaving the other files alone.
+func TestRunReplacesGeneratedFiles(t *testing.T) {
+	out := t.TempDir()
+	stale := filepath.Join(out, "gone_json.go")
+	mine := filepath.Join(out, "mine_json.go")
+	if err := os.WriteFile(stale, []byte(header+"\npackage topics\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("package topics\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("../..", out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale generated file kept: %v", err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("a hand-written file was removed: %v", err)
+	}
+	got, err := generatedFiles(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := generatedFiles("../.."); !slices.Equal(got, want) {
+		t.Errorf("wrote %v, want %v", got, want)
+	}
+}
