@@ -32,6 +32,9 @@ func generate(dir string) (map[string][]byte, error) {
 				return nil, fmt.Errorf("%s: %s is marked but is not a struct", s.name, name)
 			}
 			recv := p.receiver(name)
+			if locals[recv] {
+				recv = "x"
+			}
 			if m.append {
 				w.appendMethod(recv, t)
 			}
@@ -50,6 +53,10 @@ func generate(dir string) (map[string][]byte, error) {
 	}
 	return files, nil
 }
+
+// locals are the names the generated methods declare (and their
+// numbered variants' prefixes): a receiver must not be one of them.
+var locals = map[string]bool{"dst": true, "data": true, "s": true, "v": true, "seen": true, "bit": true, "name": true}
 
 // writer accumulates generated code. Constant text to append is held in
 // pending and written with the next value (as its name argument) or when
@@ -277,9 +284,12 @@ func (w *writer) slice(v string, t *typ, nonNil bool) {
 	w.line("dst = append(dst, ',')")
 	w.line("}")
 	w.line("%s := &%s[%s]", e, v, i)
-	if t.elem.kind == kStruct {
+	switch t.elem.kind {
+	case kStruct:
 		w.value(e, t.elem, false)
-	} else {
+	case kSlice:
+		w.value("(*"+e+")", t.elem, false)
+	default:
 		w.value("*"+e, t.elem, false)
 	}
 	w.flush()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -63,5 +64,38 @@ func TestRunReplacesGeneratedFiles(t *testing.T) {
 	}
 	if want, _ := generatedFiles("../.."); !slices.Equal(got, want) {
 		t.Errorf("wrote %v, want %v", got, want)
+	}
+}
+
+// The generated code of every shape of field in testdata/payloads.go,
+// compiled with the package's hand-written helpers, writes json.Marshal's
+// bytes and reads as json.Unmarshal reads (testdata/payloads_test.go).
+func TestGeneratedCodeOfEveryShape(t *testing.T) {
+	dir := t.TempDir()
+	copies := map[string]string{
+		"../../append.go": "append.go", "../../scan.go": "scan.go",
+		"testdata/payloads.go": "payloads.go", "testdata/payloads_test.go": "payloads_test.go",
+	}
+	for from, to := range copies {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.test/topics\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "test", "-count=1", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		src, _ := os.ReadFile(filepath.Join(dir, "payloads_json.go"))
+		t.Fatalf("%v\n%s\ngenerated:\n%s", err, out, src)
 	}
 }

@@ -348,6 +348,7 @@ func (p *pkg) field(structName, goName, tag string, te ast.Expr, inside []string
 	}
 	for _, o := range opts[1:] {
 		switch o {
+		case "": // "-," names a member "-"
 		case "omitempty":
 			fd.omitEmpty = true
 		case "omitzero":
