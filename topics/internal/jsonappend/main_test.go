@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,28 @@ func TestGeneratedCodeOfEveryShape(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		src, _ := os.ReadFile(filepath.Join(dir, "payloads_json.go"))
 		t.Fatalf("%v\n%s\ngenerated:\n%s", err, out, src)
+	}
+}
+
+// A field the generator cannot encode exactly is refused, naming it.
+func TestUnsupportedFieldsAreRefused(t *testing.T) {
+	for _, decl := range []string{
+		"Price float64 `json:\"price\"`",
+		"Raw json.RawMessage `json:\"raw\"`",
+		"Blob []byte `json:\"blob\"`",
+		"Set map[string]int `json:\"set\"`",
+		"Any any `json:\"any\"`",
+		"Quoted int `json:\"quoted,string\"`",
+		"Inner `json:\"inner\"`",
+	} {
+		dir := t.TempDir()
+		src := "package topics\n\ntype Inner struct{ A int }\n\n//topics:appendjson\ntype P struct {\n\tOK int\n\t" + decl + "\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := generate(dir)
+		if err == nil || !strings.Contains(err.Error(), "P.") && !strings.Contains(err.Error(), "P:") {
+			t.Errorf("%s: error %v, want one naming the field", decl, err)
+		}
 	}
 }

@@ -226,6 +226,12 @@ func predeclared(name string) (*typ, bool) {
 	// 0: the size of int, which depends on the platform.
 	bits := map[string]int{"int": 0, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
 		"uint": 0, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "uintptr": 0}
+	switch name { // the predeclared aliases
+	case "byte":
+		name = "uint8"
+	case "rune":
+		name = "int32"
+	}
 	switch {
 	case name == "string":
 		return &typ{kind: kString, expr: name, builtin: true}, true
@@ -247,7 +253,7 @@ func predeclared(name string) (*typ, bool) {
 func (p *pkg) resolveNamed(name string, inside []string) (*typ, error) {
 	ts, ok := p.types[name]
 	if !ok {
-		return nil, fmt.Errorf("type %s is not declared in the package", name)
+		return nil, fmt.Errorf("type %s is not supported: not a string, boolean, integer, or a type of the package", name)
 	}
 	if ts.TypeParams != nil {
 		return nil, fmt.Errorf("generic type %s is not supported", name)
