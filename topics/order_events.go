@@ -41,6 +41,8 @@ const (
 // order.filled, order.cancelled and order.expired. It carries the order's
 // state after the event, so a read model needs only the latest event of an
 // order; the type says what happened.
+//
+//topics:appendjson
 type OrderEvent struct {
 	// CommandID is the envelope id of the command or tick that caused the
 	// event: the place command for accepted, rejected and taker fills, the
@@ -82,6 +84,8 @@ type OrderEvent struct {
 // CancelRejected is the payload of order.cancel_rejected: one order named
 // by a cancel command that could not be cancelled (code 108 no such order,
 // 109 already done or cancelled).
+//
+//topics:appendjson
 type CancelRejected struct {
 	CommandID     string `json:"commandId"`
 	UserID        int64  `json:"userId"`
@@ -95,6 +99,8 @@ type CancelRejected struct {
 
 // MarketStatus is the payload of market.status: a market opened or moved
 // to the status of a clock tick.
+//
+//topics:appendjson
 type MarketStatus struct {
 	CommandID    string `json:"commandId"`
 	MarketID     int64  `json:"marketId"`
@@ -109,6 +115,8 @@ type MarketStatus struct {
 
 // Fill is the payload of trade.executed: a taker order matched a resting
 // maker order. The settler moves funds and positions from it.
+//
+//topics:appendjson
 type Fill struct {
 	TradeID      int64  `json:"tradeId"`
 	CommandID    string `json:"commandId"`

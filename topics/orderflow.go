@@ -94,6 +94,8 @@ type Authorization struct {
 // DecodedTx is one signed transaction as searchers see it: every field of
 // the transaction except the signature (no v, r, s, yParity), plus the
 // recovered sender and the hash. It is the item of the searcher stream.
+//
+//topics:appendjson
 type DecodedTx struct {
 	ChainID string  `json:"chainId"`
 	Type    string  `json:"type"`
@@ -125,6 +127,8 @@ type RefundPolicy struct {
 // OrderflowTx is the payload of TypeOrderflowTx: one originator
 // transaction submitted alone (eth_sendRawTransaction,
 // eth_sendPrivateRawTransaction, eth_sendPrivateTransaction). Key: Hash.
+//
+//topics:appendjson
 type OrderflowTx struct {
 	Hash string `json:"hash"`
 	// Raw is the signed transaction as sent (0x hex), for builders.

@@ -45,6 +45,9 @@ func CheckClientOrderID(id string) error {
 // ingress assigned. A buyer's funds are reserved before it is published; a
 // seller's position is checked by the matcher, which holds the slot's
 // positions.
+//
+//topics:appendjson
+//topics:readjson
 type OrderPlace struct {
 	OrderID      int64  `json:"orderId"`
 	UserID       int64  `json:"userId"`
