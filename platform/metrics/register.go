@@ -38,21 +38,24 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 // first event instead of being absent (a rate over a missing series is
 // no rate at all).
 func CounterVec(reg prometheus.Registerer, opts prometheus.CounterOpts, labels []string, values ...[]string) (*prometheus.CounterVec, error) {
-	v, err := Register(reg, prometheus.NewCounterVec(opts, labels))
-	if err != nil {
-		return nil, err
-	}
-	for _, lv := range values {
-		v.WithLabelValues(lv...)
-	}
-	return v, nil
+	return withValues(reg, prometheus.NewCounterVec(opts, labels), values)
 }
 
 // GaugeVec is CounterVec for gauges.
 func GaugeVec(reg prometheus.Registerer, opts prometheus.GaugeOpts, labels []string, values ...[]string) (*prometheus.GaugeVec, error) {
-	v, err := Register(reg, prometheus.NewGaugeVec(opts, labels))
+	return withValues(reg, prometheus.NewGaugeVec(opts, labels), values)
+}
+
+// vec is a metric vector whose series are made by label values.
+type vec[M any] interface {
+	prometheus.Collector
+	WithLabelValues(values ...string) M
+}
+
+func withValues[V vec[M], M any](reg prometheus.Registerer, v V, values [][]string) (V, error) {
+	v, err := Register(reg, v)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	for _, lv := range values {
 		v.WithLabelValues(lv...)
