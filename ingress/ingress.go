@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
@@ -23,6 +24,7 @@ import (
 	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
+	pchain "blockspace.exchange/platform/chain"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/outbox"
@@ -51,6 +53,9 @@ type Deps struct {
 	// served.
 	Kafka    *kgo.Client
 	KafkaErr func() error
+	// Registry takes the metrics of the deposit watcher; nil registers
+	// none.
+	Registry prometheus.Registerer
 }
 
 // Service is a running ingress.
@@ -123,8 +128,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 }
 
 // DepositWatcher returns the chain watcher of the collateral contract's
-// deposits, publishing with deps.Kafka; run it with its Run method.
+// deposits, publishing with deps.Kafka and registering its metrics on
+// deps.Registry; run it with its Run method.
 func DepositWatcher(cfg chainwatch.Config, chain chainwatch.Chain, deps Deps) (*chainwatch.Watcher, error) {
+	m, err := pchain.NewWatcherMetrics(deps.Registry, pchain.WatcherDeposits)
+	if err != nil {
+		return nil, fmt.Errorf("deposit watcher metrics: %w", err)
+	}
+	cfg.Metrics = m
 	return chainwatch.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
 }
 

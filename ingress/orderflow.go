@@ -110,16 +110,22 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 		producer.Close()
 		return nil, fmt.Errorf("orderflow metrics: %w", err)
 	}
+	submissions, err := of.NewSubmissions(deps.Registry)
+	if err != nil {
+		producer.Close()
+		return nil, fmt.Errorf("orderflow metrics: %w", err)
+	}
 	chainID := big.NewInt(cfg.Environment.ChainID)
 	rules := of.Rules{ChainID: chainID}
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
 	fc := flow.Config{ChainID: chainID, Rules: rules, DefaultRefundPercent: cfg.DefaultRefundPercent,
-		RatePerIP: cfg.SubmitRatePerIP, RatePerSender: cfg.SubmitRatePerSender, ClientIPHeader: cfg.ClientIPHeader}
+		RatePerIP: cfg.SubmitRatePerIP, RatePerSender: cfg.SubmitRatePerSender, ClientIPHeader: cfg.ClientIPHeader,
+		Submissions: submissions}
 	if deps.Chain != nil {
 		fc.Funds = flow.NewFunds(flow.FundsConfig{TTL: cfg.AccountTTL, MaxNonceGap: uint64(cfg.MaxNonceGap)}, deps.Chain, deps.Logger)
 	}
 	origin := flow.NewOriginators(fc, keys, producer, flow.NewSeen(10*time.Minute))
-	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer})
+	search := flow.NewSearchers(keys, of.SearcherMethods{Rules: rules, Producer: producer, Submissions: submissions})
 	rpc := func(name string, route func(*http.Request) *jsonrpc.Error, h jsonrpc.HandlerFunc) http.Handler {
 		return jsonrpc.Handler(jsonrpc.Config{Service: name, Logger: deps.Logger, Metrics: metrics,
 			MaxBody: 4 << 20, MaxInFlight: cfg.MaxInFlight, Route: route}, h)

@@ -10,6 +10,7 @@ package relay
 import (
 	"context"
 	"crypto/ecdsa"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -62,6 +64,9 @@ type Deps struct {
 	KafkaCompression string
 	Chain            Chain // nil: no inclusion tracking or refunds
 	Logger           *slog.Logger
+	// Registry takes the relay's metrics; several relays may share one.
+	// nil registers none.
+	Registry prometheus.Registerer
 }
 
 // outboxRelayEvery is how often the outbox relay looks for events that
@@ -79,14 +84,41 @@ type Service struct {
 	feedCl   *kgo.Client
 	fwd      *builders.Forwarder
 	fwdCl    *kgo.Client
+	metrics  metrics
+}
+
+// metrics are the relay's metric sets, one per part.
+type metrics struct {
+	stream      *stream.Metrics
+	forward     *builders.Metrics
+	chain       *chainwatch.Metrics
+	submissions *of.Submissions
+}
+
+func newMetrics(reg prometheus.Registerer) (m metrics, err error) {
+	if m.stream, err = stream.NewMetrics(reg); err != nil {
+		return m, err
+	}
+	if m.forward, err = builders.NewMetrics(reg); err != nil {
+		return m, err
+	}
+	if m.chain, err = chainwatch.NewMetrics(reg); err != nil {
+		return m, err
+	}
+	m.submissions, err = of.NewSubmissions(reg)
+	return m, err
 }
 
 // New builds the relay and its Kafka clients. The searcher stream starts
 // at the orderflow topics' end offsets as of this call: every submission
 // acknowledged after New returns reaches the sockets.
 func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
-	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub()}
-	var err error
+	m, err := newMetrics(deps.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("orderflow relay metrics: %w", err)
+	}
+	cfg.Forward.Metrics = m.forward
+	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub(m.stream), metrics: m}
 	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay", Compression: deps.KafkaCompression}, kgo.ProducerLinger(0)); err != nil {
 		return nil, err
 	}
@@ -106,7 +138,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
-	methods := of.SearcherMethods{Rules: of.Rules{ChainID: cfg.ChainID}, Producer: s.producer}
+	methods := of.SearcherMethods{Rules: of.Rules{ChainID: cfg.ChainID}, Producer: s.producer, Submissions: m.submissions}
 	s.ws = stream.NewServer(cfg.Stream, s.hub, keys, methods, deps.Logger)
 	return s, nil
 }
@@ -131,7 +163,7 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Go(func() { s.out.Run(ctx, outboxRelayEvery) })
 	if s.deps.Chain != nil {
 		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
-			RefundConfirmations: s.cfg.RefundConfirmations}, s.deps.Chain, s.deps.Pool, s.out, log)
+			RefundConfirmations: s.cfg.RefundConfirmations, Metrics: s.metrics.chain}, s.deps.Chain, s.deps.Pool, s.out, log)
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	wg.Wait()

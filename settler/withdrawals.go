@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/settler/internal/audit"
@@ -20,6 +21,15 @@ type ExecutorChain = executor.Chain
 // Executor pays debited withdrawal requests on chain and publishes their
 // outcome on funding-events (package executor).
 type Executor = executor.Executor
+
+// ExecutorMetrics are the executor's metrics (ExecutorConfig.Metrics).
+type ExecutorMetrics = executor.Metrics
+
+// NewExecutorMetrics registers the executor's metrics on reg, or reuses
+// those registered there by another executor.
+func NewExecutorMetrics(reg prometheus.Registerer) (*ExecutorMetrics, error) {
+	return executor.NewMetrics(reg)
+}
 
 // NewExecutor returns the withdrawal executor; run it with its Run method
 // beside the settler, which applies what it publishes.

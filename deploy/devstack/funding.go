@@ -83,14 +83,18 @@ func (s *Stack) startFunding(ctx context.Context) error {
 	w, err := ingress.DepositWatcher(ingress.DepositWatcherConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, Confirmations: s.cfg.ChainConfirmations,
 		Poll: s.cfg.ChainPoll, Instance: "s" + strconv.FormatInt(time.Now().UnixMilli(), 10),
-	}, chain.Client(), ingress.Deps{Pool: s.pool, Kafka: s.kcl, Logger: s.log.With("service", "ingress")})
+	}, chain.Client(), ingress.Deps{Pool: s.pool, Kafka: s.kcl, Logger: s.log.With("service", "ingress"), Registry: s.registry})
 	if err != nil {
 		return err
 	}
 	s.funding.watcher = w.Run
+	em, err := settler.NewExecutorMetrics(s.registry)
+	if err != nil {
+		return err
+	}
 	s.funding.executor, err = settler.NewExecutor(settler.ExecutorConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, OperatorKey: chain.Key(devchain.OperatorKey),
-		Confirmations: s.cfg.ChainConfirmations, Poll: s.cfg.ChainPoll,
+		Confirmations: s.cfg.ChainConfirmations, Poll: s.cfg.ChainPoll, Metrics: em,
 	}, chain.Client(), s.pool, s.kcl, s.log.With("service", "settler"))
 	return err
 }

@@ -166,6 +166,19 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 	if !strings.Contains(string(metrics), `http_request_duration_seconds_count{method="GET",route="/api/v1/p/tokens",service="query-api",status="200"} 1`) {
 		t.Errorf("metrics do not count the tokens request:\n%s", grep(string(metrics), "http_request"))
 	}
+	// Every part the stack wires in-process exports its metrics on the
+	// one registry.
+	for _, series := range []string{
+		`chain_head_block{watcher="deposits"}`, `chain_head_block{watcher="orderflow"}`, `chain_head_block{watcher="withdrawals"}`,
+		`orderflow_stream_sockets `, `orderflow_stream_disconnects_total{reason="overflow"}`,
+		`orderflow_submissions_total{method="eth_sendBundle",outcome="accepted"}`,
+		`orderflow_builder_forwards_total{outcome="accepted"}`, `orderflow_refund_payouts_total{state="paid"}`,
+		`withdrawals_open{status="debited"}`, `withdrawals_total{state="confirmed"}`,
+	} {
+		if !strings.Contains(string(metrics), series) {
+			t.Errorf("metrics lack %s", series)
+		}
+	}
 }
 
 func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {

@@ -77,6 +77,8 @@ const (
 type SearcherMethods struct {
 	Rules    Rules
 	Producer Producer
+	// Submissions counts every call Call answers; nil counts nothing.
+	Submissions *Submissions
 }
 
 // BundleResult is the result of eth_sendBundle.
@@ -84,8 +86,15 @@ type BundleResult struct {
 	BundleHash string `json:"bundleHash"`
 }
 
-// Call answers one searcher request; unknown methods are -32601.
+// Call answers one searcher request and counts it; unknown methods are
+// -32601.
 func (m SearcherMethods) Call(ctx context.Context, who Identity, req jsonrpc.Request) (any, error) {
+	result, err := m.call(ctx, who, req)
+	m.Submissions.Count(req.Method, err)
+	return result, err
+}
+
+func (m SearcherMethods) call(ctx context.Context, who Identity, req jsonrpc.Request) (any, error) {
 	if !who.Has(RoleSearcher) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "this API key has no searcher role", HTTPStatus: 403}
 	}

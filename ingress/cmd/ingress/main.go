@@ -42,7 +42,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	}
 	deps := ingress.Deps{
 		Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr,
-		Kafka: p.Kafka, KafkaErr: func() error { return p.Monitor.Err("kafka") },
+		Kafka: p.Kafka, KafkaErr: func() error { return p.Monitor.Err("kafka") }, Registry: p.Registry,
 	}
 	svc, err := ingress.New(ctx, cfg, deps)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/chain"
 	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
@@ -62,6 +63,9 @@ type Config struct {
 	// hash) is credited again rather than dropped as a duplicate. Empty
 	// on real chains.
 	Instance string
+	// Metrics records the head, the cursor and the polls (watcher
+	// "deposits"); nil records nothing.
+	Metrics *chain.WatcherMetrics
 }
 
 // Watcher is a running chain watcher.
@@ -158,12 +162,19 @@ func (w *Watcher) header(ctx context.Context, n uint64) (*types.Header, error) {
 // Step processes the next range of confirmed blocks, if any. more is true
 // when confirmed blocks remain beyond the range.
 func (w *Watcher) Step(ctx context.Context) (more bool, err error) {
+	more, err = w.step(ctx)
+	w.cfg.Metrics.Poll(err)
+	return more, err
+}
+
+func (w *Watcher) step(ctx context.Context) (more bool, err error) {
 	cur, ok, err := w.loadCursor(ctx)
 	if err != nil {
 		return false, err
 	}
 	from := w.cfg.StartBlock
 	if ok {
+		w.cfg.Metrics.Processed(cur.block)
 		from = cur.block + 1
 		h, err := w.header(ctx, cur.block)
 		if err != nil {
@@ -177,6 +188,7 @@ func (w *Watcher) Step(ctx context.Context) (more bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("head: %w", err)
 	}
+	w.cfg.Metrics.Head(head.Number.Uint64())
 	if head.Number.Uint64() < w.cfg.Confirmations {
 		return false, nil
 	}
@@ -204,6 +216,7 @@ func (w *Watcher) Step(ctx context.Context) (more bool, err error) {
 		w.cfg.ChainID, w.contract(), int64(to), last.Hash().Hex()); err != nil {
 		return false, fmt.Errorf("store chain cursor: %w", err)
 	}
+	w.cfg.Metrics.Processed(to)
 	if len(recs) > 0 {
 		w.log.Info("deposits published", "count", len(recs), "from", from, "to", to)
 	}

@@ -44,6 +44,9 @@ type Config struct {
 	// Funds refuses senders that cannot pay, as the chain says; nil (no
 	// CHAIN_RPC_URL) checks nothing.
 	Funds *Funds
+	// Submissions counts every call by method and outcome; nil counts
+	// nothing.
+	Submissions *of.Submissions
 }
 
 // Originators serves {originator_url}/v1 and /v1/<API_KEY>.
@@ -63,20 +66,33 @@ func NewOriginators(cfg Config, keys *of.Keys, producer of.Producer, seen *Seen)
 		bySender: ratelimit.New(cfg.RatePerSender, 100_000, time.Now)}
 }
 
-// Call answers one originator request.
+// Call answers one originator request and counts it in
+// cfg.Submissions.
 func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
+	result, repeat, err := o.call(ctx, call)
+	if repeat {
+		o.cfg.Submissions.Duplicate(call.Req.Method)
+	} else {
+		o.cfg.Submissions.Count(call.Req.Method, err)
+	}
+	return result, err
+}
+
+// call answers one request; repeat tells that it was acknowledged as
+// the repeat of a submission accepted before, and not published again.
+func (o *Originators) call(ctx context.Context, call jsonrpc.Call) (result any, repeat bool, err error) {
 	if ok, wait := o.byIP.Allow(ratelimit.ClientKey(call.HTTP, o.cfg.ClientIPHeader)); !ok {
-		return nil, limited(wait, "too many submissions from this client address")
+		return nil, false, limited(wait, "too many submissions from this client address")
 	}
 	originator, err := o.authenticate(ctx, call.HTTP)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var refund *topics.RefundPolicy
 	if q := call.HTTP.URL.Query(); q.Has("refund") {
 		p, err := of.ParseRefundQuery(q.Get("refund"))
 		if err != nil {
-			return nil, of.RPCError(err)
+			return nil, false, of.RPCError(err)
 		}
 		refund = &p
 	}
@@ -84,13 +100,13 @@ func (o *Originators) Call(ctx context.Context, call jsonrpc.Call) (any, error) 
 	case MethodSendRawTransaction, MethodSendPrivateRawTransaction, MethodSendPrivateTransaction:
 		raw, err := TxParam(call.Req.Method, call.Req.Param)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		return o.sendTx(ctx, call.Req.Method, raw, originator, refund)
 	case of.MethodSendBundle:
 		return o.sendBundle(ctx, call.Req.Param, originator, refund)
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", call.Req.Method)
+	return nil, false, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", call.Req.Method)
 }
 
 // TxParam reads the signed transaction out of the parameter of a
@@ -189,18 +205,18 @@ func (o *Originators) policy(from string, refund *topics.RefundPolicy) topics.Re
 	return p
 }
 
-func (o *Originators) sendTx(ctx context.Context, method, raw, originator string, refund *topics.RefundPolicy) (any, error) {
+func (o *Originators) sendTx(ctx context.Context, method, raw, originator string, refund *topics.RefundPolicy) (any, bool, error) {
 	tx, err := of.DecodeRawTx(raw, o.cfg.Rules)
 	if err != nil {
-		return nil, of.RPCError(err)
+		return nil, false, of.RPCError(err)
 	}
 	if err := o.admit(ctx, tx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hash := tx.Hash.Hex()
 	// The same transaction again is accepted once, and acknowledged only
 	// once that one publish was.
-	err = o.seen.Submit(ctx, hash, func() error {
+	repeat, err := o.seen.Submit(ctx, hash, func() error {
 		now := time.Now()
 		msg := topics.OrderflowTx{
 			Hash: hash, Raw: tx.Raw, Tx: tx.Decoded, Originator: originator,
@@ -209,18 +225,18 @@ func (o *Originators) sendTx(ctx context.Context, method, raw, originator string
 		return of.PublishTx(ctx, o.producer, &msg, now)
 	})
 	if err != nil {
-		return nil, of.Unavailable(err)
+		return nil, false, of.Unavailable(err)
 	}
-	return hash, nil
+	return hash, repeat, nil
 }
 
-func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, originator string, refund *topics.RefundPolicy) (any, error) {
+func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, originator string, refund *topics.RefundPolicy) (any, bool, error) {
 	b, err := of.ParseBundle(param, of.OriginatorBundle, o.cfg.Rules)
 	if err != nil {
-		return nil, of.RPCError(err)
+		return nil, false, of.RPCError(err)
 	}
 	if err := o.admit(ctx, bundleTxs(b)...); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hash := b.Hash.Hex()
 	if refund == nil {
@@ -234,16 +250,17 @@ func (o *Originators) sendBundle(ctx context.Context, param json.RawMessage, ori
 		msg.Txs = append(msg.Txs, it.Wire())
 	}
 	if b.ReplacementUUID != "" {
-		return o.sendVersion(ctx, msg)
+		result, err := o.sendVersion(ctx, msg)
+		return result, false, err
 	}
-	err = o.seen.Submit(ctx, hash, func() error {
+	repeat, err := o.seen.Submit(ctx, hash, func() error {
 		msg.ReceivedAt = time.Now().UnixMilli()
 		return of.Publish(ctx, o.producer, topics.OrderflowBundles, topics.TypeOrderflowOriginatorBundle, "obundle-"+hash, hash, msg)
 	})
 	if err != nil {
-		return nil, of.Unavailable(err)
+		return nil, false, of.Unavailable(err)
 	}
-	return of.BundleResult{BundleHash: hash}, nil
+	return of.BundleResult{BundleHash: hash}, repeat, nil
 }
 
 // sendVersion publishes a version of a replacement group, at every call:

@@ -19,18 +19,30 @@ func NewSearchers(keys *of.Keys, methods of.SearcherMethods) *Searchers {
 	return &Searchers{keys: keys, methods: methods}
 }
 
-// Call answers one searcher request.
+// Call answers one searcher request. The methods count what they answer;
+// what is answered before them is counted here.
 func (s *Searchers) Call(ctx context.Context, call jsonrpc.Call) (any, error) {
+	id, err := s.identify(ctx, call)
+	if err != nil {
+		s.methods.Submissions.Count(call.Req.Method, err)
+		return nil, err
+	}
+	return s.methods.Call(ctx, id, call.Req)
+}
+
+// identify authenticates the key in the path of a searcher call and
+// refuses the WebSocket's methods.
+func (s *Searchers) identify(ctx context.Context, call jsonrpc.Call) (of.Identity, error) {
 	key, ok := PathKey(call.HTTP.URL.Path)
 	if !ok || key == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "searchers use /v1/<API_KEY>", HTTPStatus: http.StatusUnauthorized}
+		return of.Identity{}, &jsonrpc.Error{Code: jsonrpc.CodeRule, Message: "searchers use /v1/<API_KEY>", HTTPStatus: http.StatusUnauthorized}
 	}
 	id, err := s.keys.Lookup(ctx, key)
 	if err != nil {
-		return nil, keyError(err)
+		return of.Identity{}, keyError(err)
 	}
 	if call.Req.Method == of.MethodSubscribe || call.Req.Method == of.MethodUnsubscribe {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q needs the WebSocket endpoint", call.Req.Method)
+		return of.Identity{}, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q needs the WebSocket endpoint", call.Req.Method)
 	}
-	return s.methods.Call(ctx, id, call.Req)
+	return id, nil
 }

@@ -50,24 +50,25 @@ func (s *Seen) shard(hash string) *seenShard {
 }
 
 // Submit publishes hash once: the first caller runs publish; a caller
-// that finds hash accepted returns nil, and one that finds it being
-// published waits for that outcome (or ctx) and, if it failed, tries
-// itself. An error is publish's or ctx's; then nothing was accepted.
-func (s *Seen) Submit(ctx context.Context, hash string, publish func() error) error {
+// that finds hash accepted returns repeat true, and one that finds it
+// being published waits for that outcome (or ctx) and, if it failed,
+// tries itself. An error is publish's or ctx's; then nothing was
+// accepted.
+func (s *Seen) Submit(ctx context.Context, hash string, publish func() error) (repeat bool, err error) {
 	for {
 		c, first := s.claim(hash)
 		if first {
 			err := publish()
 			s.finish(hash, c, err == nil)
-			return err
+			return false, err
 		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		if c.ok {
-			return nil
+			return true, nil
 		}
 	}
 }

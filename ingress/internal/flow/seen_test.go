@@ -30,7 +30,7 @@ func TestSeenRepeatWaitsForTheFirstPublish(t *testing.T) {
 			var firstErr, repeatErr error
 			var wg sync.WaitGroup
 			wg.Go(func() {
-				firstErr = s.Submit(context.Background(), "0xaa", func() error {
+				_, firstErr = s.Submit(context.Background(), "0xaa", func() error {
 					calls.Add(1)
 					close(entered)
 					<-release
@@ -40,7 +40,7 @@ func TestSeenRepeatWaitsForTheFirstPublish(t *testing.T) {
 			<-entered
 			repeated := make(chan struct{})
 			wg.Go(func() {
-				repeatErr = s.Submit(context.Background(), "0xaa", func() error { calls.Add(1); return nil })
+				_, repeatErr = s.Submit(context.Background(), "0xaa", func() error { calls.Add(1); return nil })
 				close(repeated)
 			})
 			select {
@@ -54,8 +54,9 @@ func TestSeenRepeatWaitsForTheFirstPublish(t *testing.T) {
 				t.Fatalf("first %v, repeat %v, %d publishes", firstErr, repeatErr, calls.Load())
 			}
 			// Later repeats are answered from the set.
-			if err := s.Submit(context.Background(), "0xaa", func() error { t.Fatal("published again"); return nil }); err != nil {
-				t.Fatal(err)
+			repeat, err := s.Submit(context.Background(), "0xaa", func() error { t.Fatal("published again"); return nil })
+			if err != nil || !repeat {
+				t.Fatalf("a later repeat: %v, repeat %v", err, repeat)
 			}
 		})
 	}
@@ -67,12 +68,12 @@ func TestSeenRepeatGivesUpWithItsContext(t *testing.T) {
 	s := NewSeen(time.Minute)
 	entered, release := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = s.Submit(context.Background(), "0xbb", func() error { close(entered); <-release; return nil })
+		_, _ = s.Submit(context.Background(), "0xbb", func() error { close(entered); <-release; return nil })
 	}()
 	<-entered
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.Submit(ctx, "0xbb", func() error { return nil }); !errors.Is(err, context.Canceled) {
+	if _, err := s.Submit(ctx, "0xbb", func() error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 	close(release)

@@ -45,7 +45,8 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		cfg.PayerKey = key
 	}
-	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression, Logger: p.Log}
+	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression, Logger: p.Log,
+		Registry: p.Registry}
 	if u := r.String("CHAIN_RPC_URL", ""); u != "" {
 		cl, err := ethclient.DialContext(ctx, u)
 		if err != nil {

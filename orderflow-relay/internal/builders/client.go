@@ -102,7 +102,7 @@ func batchErrors(url string, status int, raw []byte, n int) []error {
 		}
 		answered[i] = true
 		if r.Error != nil {
-			errs[i] = fmt.Errorf("eth_sendBundle to %s: %d %s", url, r.Error.Code, r.Error.Message)
+			errs[i] = &rejection{fmt.Sprintf("eth_sendBundle to %s: %d %s", url, r.Error.Code, r.Error.Message)}
 		}
 	}
 	for i, ok := range answered {
@@ -150,7 +150,7 @@ func (c Client) call(ctx context.Context, method string, param, result any) erro
 		return fmt.Errorf("%s to %s: HTTP %d, not JSON-RPC: %w", method, c.URL, status, err)
 	}
 	if rr.Error != nil {
-		return fmt.Errorf("%s to %s: %d %s", method, c.URL, rr.Error.Code, rr.Error.Message)
+		return &rejection{fmt.Sprintf("%s to %s: %d %s", method, c.URL, rr.Error.Code, rr.Error.Message)}
 	}
 	if result != nil && len(rr.Result) > 0 && string(rr.Result) != "null" {
 		return json.Unmarshal(rr.Result, result)

@@ -64,6 +64,8 @@ type Config struct {
 	// maxTimestamp (24s, two slots). A bundle no builder accepted by then
 	// becomes FAILED.
 	RetryFor time.Duration
+	// Metrics counts the sends by outcome; nil counts nothing.
+	Metrics *Metrics
 }
 
 func (c Config) withDefaults() Config {

@@ -172,8 +172,9 @@ type fakeBuilder struct {
 	loose   [][]string
 	cancels []string
 	// down is how many of the next requests are refused (HTTP 503);
+	// refuse how many of the next are answered with a JSON-RPC error;
 	// requests counts every request, refused or not.
-	down, requests int
+	down, refuse, requests int
 	// events are the group actions in the order the builder took them:
 	// the first transaction of a version, or "cancel".
 	events []string
@@ -210,6 +211,13 @@ func (b *fakeBuilder) serve(w http.ResponseWriter, r *http.Request) {
 		b.down--
 		b.mu.Unlock()
 		http.Error(w, "builder unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if b.refuse > 0 {
+		b.refuse--
+		b.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bundle refused"}}`))
 		return
 	}
 	for _, q := range reqs {
@@ -257,6 +265,14 @@ func (b *fakeBuilder) setDown(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.down = n
+}
+
+// setRefuse makes the builder answer its next n requests with a JSON-RPC
+// error.
+func (b *fakeBuilder) setRefuse(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refuse = n
 }
 
 func (b *fakeBuilder) hits() int {

@@ -27,6 +27,17 @@ type retry struct {
 	builder int       // index in Forwarder.builders
 	attempt int       // failed attempts so far
 	due     time.Time // when to try again
+	// rejected: the last attempt was answered with an error (rather than
+	// not answered).
+	rejected bool
+}
+
+// givenUp is the outcome of a send that failed with no retry left.
+func (r *retry) givenUp() string {
+	if r.rejected {
+		return forwardRejected
+	}
+	return forwardFailed
 }
 
 func backoff(attempt int) time.Duration {
@@ -98,9 +109,11 @@ func (f *Forwarder) forward(ctx context.Context, jobs []*job, due []*retry) {
 		if err != nil {
 			f.log.Warn("send to builder", "builder", f.builders[r.builder].URL, "attempt", r.attempt+1, "error", err)
 			r.job.lastErr = err.Error()
+			r.rejected = isRejection(err)
 			failed = append(failed, r)
 			return
 		}
+		f.cfg.Metrics.forwarded(forwardAccepted)
 		r.job.sentTo = append(r.job.sentTo, f.builders[r.builder].URL)
 	}
 	sem := make(chan struct{}, f.cfg.Parallel)
@@ -156,8 +169,10 @@ func (f *Forwarder) schedule(failed []*retry) {
 	now := f.now()
 	for _, r := range failed {
 		if !now.Before(r.job.until) {
+			f.cfg.Metrics.forwarded(r.givenUp())
 			continue
 		}
+		f.cfg.Metrics.forwarded(forwardRetried)
 		r.attempt++
 		r.due = now.Add(backoff(r.attempt))
 		if r.due.After(r.job.until) {

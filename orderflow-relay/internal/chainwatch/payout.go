@@ -90,6 +90,7 @@ func (w *Watcher) pay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.cfg.Metrics.paying(len(signed))
 	for _, p := range refused {
 		w.log.Warn("refund not paid: its recipient refuses the payout", "refund", p.id, "to", p.recipient, "reason", p.failure)
 	}

@@ -69,6 +69,9 @@ type Config struct {
 	// Resend is how long a sent payout waits for a block before it is
 	// sent again (30s).
 	Resend time.Duration
+	// Metrics records the head, the cursor, the polls and the payouts;
+	// nil records nothing.
+	Metrics *Metrics
 }
 
 const (
@@ -133,10 +136,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 // sends stored payouts that are not in a block yet, and pays the refunds
 // that have their confirmations.
 func (w *Watcher) Step(ctx context.Context) error {
+	err := w.step(ctx)
+	w.cfg.Metrics.chainMetrics().Poll(err)
+	return err
+}
+
+func (w *Watcher) step(ctx context.Context) error {
 	head, err := w.chain.BlockNumber(ctx)
 	if err != nil {
 		return fmt.Errorf("head: %w", err)
 	}
+	w.cfg.Metrics.chainMetrics().Head(head)
 	for range blocksPerStep {
 		more, err := w.advance(ctx, head)
 		if err != nil {
@@ -155,7 +165,25 @@ func (w *Watcher) Step(ctx context.Context) error {
 	if err := w.resend(ctx); err != nil {
 		return err
 	}
-	return w.pay(ctx)
+	if err := w.pay(ctx); err != nil {
+		return err
+	}
+	return w.measurePayouts(ctx)
+}
+
+// measurePayouts records the age of the oldest refund whose payout is in
+// flight (PAYING or PAID), since the refund was learned; 0 when none.
+func (w *Watcher) measurePayouts(ctx context.Context) error {
+	if w.cfg.Metrics == nil {
+		return nil
+	}
+	var age float64
+	if err := w.pool.QueryRow(ctx, `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
+		FROM orderflow_refunds WHERE status IN ('PAYING', 'PAID')`).Scan(&age); err != nil {
+		return fmt.Errorf("oldest payout in flight: %w", err)
+	}
+	w.cfg.Metrics.oldestUnconfirmed(age)
+	return nil
 }
 
 // expire fails transactions and bundles that stayed open longer than
@@ -163,9 +191,12 @@ func (w *Watcher) Step(ctx context.Context) error {
 // Their ids name the cursor's block, the chain as the watcher knew it
 // when it gave up on them.
 func (w *Watcher) expire(ctx context.Context) error {
-	cur, _, err := w.cursor(ctx, w.pool)
+	cur, ok, err := w.cursor(ctx, w.pool)
 	if err != nil {
 		return err
+	}
+	if ok {
+		w.cfg.Metrics.chainMetrics().Processed(cur.number)
 	}
 	cutoff := time.Now().Add(-w.cfg.PendingTTL)
 	return w.decide(ctx, func(tx pgx.Tx, evs *events) error {
@@ -228,6 +259,7 @@ func (e *events) add(topic, typ, id, key string, payload any) {
 // left.
 func (w *Watcher) decide(ctx context.Context, fn func(tx pgx.Tx, evs *events) error) error {
 	var kept []outbox.Pending
+	var decided events
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var evs events
 		if err := fn(tx, &evs); err != nil {
@@ -235,11 +267,13 @@ func (w *Watcher) decide(ctx context.Context, fn func(tx pgx.Tx, evs *events) er
 		}
 		var err error
 		kept, err = w.keep(ctx, tx, evs)
+		decided = evs
 		return err
 	})
 	if err != nil {
 		return err
 	}
+	w.cfg.Metrics.decided(decided)
 	if w.out != nil {
 		w.out.Publish(ctx, kept)
 	}

@@ -38,13 +38,15 @@ type Hub struct {
 	views sync.Pool
 
 	delivered, dropped atomic.Uint64
+	metrics            *Metrics
 }
 
-// NewHub returns an empty hub with a fresh subscription id.
-func NewHub() *Hub {
+// NewHub returns an empty hub with a fresh subscription id, counting its
+// sockets and notifications in m (nil: nowhere).
+func NewHub(m *Metrics) *Hub {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return &Hub{subID: "0x" + hex.EncodeToString(b[:])}
+	return &Hub{subID: "0x" + hex.EncodeToString(b[:]), metrics: m}
 }
 
 // SubscriptionID is the id of the stream's subscription on every socket.
@@ -55,6 +57,7 @@ func (h *Hub) add(s *socket) {
 	defer h.mu.Unlock()
 	s.slot = len(h.sockets)
 	h.sockets = append(h.sockets, s)
+	h.metrics.opened()
 }
 
 // remove takes s out of the hub; removing a socket that is not in it
@@ -72,6 +75,7 @@ func (h *Hub) remove(s *socket) {
 	h.sockets[last] = nil // no reference keeps a closed socket alive
 	h.sockets = h.sockets[:last]
 	s.slot = -1
+	h.metrics.left()
 }
 
 // list returns a copy of the open sockets, appended to dst[:0].
@@ -169,17 +173,20 @@ func (h *Hub) sweep(sockets []*socket, buf []byte, n int) {
 }
 
 func (h *Hub) send(sockets []*socket, buf []byte, n int) {
-	var ok, full uint64
+	var ok, full, gone uint64
 	for _, s := range sockets {
 		switch s.write(buf, n) {
 		case written, queued:
 			ok++
 		case overflowed:
 			full++
+		case closed:
+			gone++
 		}
 	}
 	h.delivered.Add(ok * uint64(n))
 	h.dropped.Add(full * uint64(n))
+	h.metrics.sent(ok*uint64(n), full*uint64(n), gone*uint64(n))
 }
 
 // keyHashes returns the distinct key hashes of the open sockets.

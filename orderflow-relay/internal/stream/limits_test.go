@@ -147,7 +147,7 @@ func TestFanOutAfterClosures(t *testing.T) {
 // others, each at the index it knows; removing one twice changes
 // nothing.
 func TestHubAddRemove(t *testing.T) {
-	h := NewHub()
+	h := NewHub(nil)
 	socks := make([]*socket, 6)
 	for i := range socks {
 		socks[i] = &socket{who: of.Identity{KeyHash: fmt.Sprint(i)}}

@@ -117,7 +117,7 @@ func (s *socket) write(frames []byte, n int) writeResult {
 	}
 	k, err := o.tryWrite(frames)
 	if err != nil {
-		s.closeWith(websocket.CloseAbnormalClosure, "")
+		s.closeWith(websocket.CloseAbnormalClosure, "", disconnectClosed)
 		return closed
 	}
 	if k < len(frames) {

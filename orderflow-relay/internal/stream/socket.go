@@ -3,10 +3,14 @@ package stream
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -156,7 +160,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 func (s *Server) closeAll() {
 	for _, sock := range s.hub.list(nil) {
-		sock.closeWith(websocket.CloseGoingAway, "server shutting down")
+		sock.closeWith(websocket.CloseGoingAway, "server shutting down", disconnectShutdown)
 	}
 }
 
@@ -170,6 +174,8 @@ type socket struct {
 	who  of.Identity
 	out  output
 	slot int // index in the hub's sockets, guarded by the hub's mu
+	// metrics counts why the socket closed (the hub's; nil: nowhere).
+	metrics *Metrics
 	// hardClose closes the network connection under the writer.
 	hardClose func()
 	done      chan struct{}
@@ -182,16 +188,19 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn, who of.Identity) *socket {
-	s := &socket{srv: srv, conn: conn, who: who, done: make(chan struct{}), hardClose: func() { _ = conn.NetConn().Close() }}
+	s := &socket{srv: srv, conn: conn, who: who, metrics: srv.hub.metrics, done: make(chan struct{}),
+		hardClose: func() { _ = conn.NetConn().Close() }}
 	s.out.init(conn.NetConn())
 	return s
 }
 
 func (s *socket) overflow() {
-	s.closeWith(websocket.ClosePolicyViolation, "too slow: notification queue overflowed")
+	s.closeWith(websocket.ClosePolicyViolation, "too slow: notification queue overflowed", disconnectOverflow)
 }
 
-func (s *socket) revoked() { s.closeWith(websocket.ClosePolicyViolation, "API key revoked") }
+func (s *socket) revoked() {
+	s.closeWith(websocket.ClosePolicyViolation, "API key revoked", disconnectRevoked)
+}
 
 // closeGrace is how long the writer has to send the close frame before
 // the connection is closed under it.
@@ -202,8 +211,11 @@ const closeGrace = time.Second
 // overflow) cannot send it, so the network connection is closed after
 // closeGrace regardless; that unblocks the writer and the reader, and the
 // socket leaves the hub. It never waits, and is called with out.mu held.
-func (s *socket) closeWith(code int, reason string) {
+// The first call decides the close, and counts it under why (one of the
+// disconnect reasons).
+func (s *socket) closeWith(code int, reason, why string) {
 	s.once.Do(func() {
+		s.metrics.disconnected(why)
 		s.closing.Lock()
 		s.closing.code, s.closing.reason = code, reason
 		s.closing.Unlock()
@@ -222,7 +234,7 @@ func (s *socket) writeLoop() {
 			if err := s.drain(); err != nil {
 				// A write failed or timed out, maybe mid-frame: nothing
 				// more can be sent on this connection.
-				s.closeWith(websocket.CloseAbnormalClosure, "")
+				s.closeWith(websocket.CloseAbnormalClosure, "", writeFailure(err))
 				s.hardClose()
 			}
 		case <-ping.C:
@@ -235,7 +247,8 @@ func (s *socket) writeLoop() {
 }
 
 func (s *socket) readLoop() {
-	defer s.closeWith(websocket.CloseNormalClosure, "")
+	why := disconnectClosed
+	defer func() { s.closeWith(websocket.CloseNormalClosure, "", why) }()
 	s.conn.SetReadLimit(s.srv.cfg.MaxMessage)
 	deadline := func() { _ = s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.PingInterval * 5 / 2)) }
 	deadline()
@@ -250,6 +263,7 @@ func (s *socket) readLoop() {
 	for {
 		_, msg, err := s.conn.ReadMessage()
 		if err != nil {
+			why = readFailure(err)
 			return
 		}
 		deadline()
@@ -258,6 +272,32 @@ func (s *socket) readLoop() {
 			return
 		}
 	}
+}
+
+// readFailure is the disconnect reason of the error that ended reading.
+func readFailure(err error) string {
+	var ce *websocket.CloseError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNRESET):
+		return disconnectClosed
+	case errors.Is(err, websocket.ErrReadLimit):
+		return disconnectProtocol
+	case errors.As(err, &ne) && ne.Timeout():
+		return disconnectPing
+	}
+	return disconnectProtocol // gorilla/websocket's errors of a malformed frame
+}
+
+// writeFailure is the disconnect reason of a write of the writer goroutine
+// that failed: past its deadline (the peer does not read), or on a broken
+// connection.
+func writeFailure(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return disconnectSlow
+	}
+	return disconnectClosed
 }
 
 func (s *socket) answer(msg []byte) []byte {

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/platform/metrics/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
@@ -28,7 +30,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 type env struct {
 	store *of.KeyStore
 	hub   *Hub
-	url   string // ws://host
+	reg   *prometheus.Registry // the hub's metrics
+	url   string               // ws://host
 }
 
 func newEnv(t *testing.T, cfg Config) *env { return newEnvWith(t, cfg, of.SearcherMethods{}) }
@@ -39,14 +42,19 @@ func newEnvWith(t *testing.T, cfg Config, methods of.SearcherMethods) *env {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
 	store := of.NewKeyStore(pool)
-	hub := NewHub()
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := NewHub(m)
 	srv := NewServer(cfg, hub, of.NewKeys(store, 20*time.Millisecond), methods, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = srv.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; ts.Close() })
-	return &env{store: store, hub: hub, url: "ws" + strings.TrimPrefix(ts.URL, "http")}
+	return &env{store: store, hub: hub, reg: reg, url: "ws" + strings.TrimPrefix(ts.URL, "http")}
 }
 
 func (e *env) key(t *testing.T, n int) (string, of.Identity) {
@@ -200,10 +208,20 @@ func TestSlowReaderIsDisconnected(t *testing.T) {
 			t.Fatalf("notification %d: %v %.80s", i, err, msg)
 		}
 	}
-	if _, dropped := e.hub.Stats(); dropped == 0 {
+	_, dropped := e.hub.Stats()
+	if dropped == 0 {
 		t.Fatalf("%d notifications of %d KiB never overflowed the slow reader's queue", total, len(pad)/1024)
 	}
 	waitSockets(t, e.hub, 1)
+	if n := metricstest.Value(t, e.reg, "orderflow_stream_disconnects_total", "reason", "overflow"); n != 1 {
+		t.Fatalf("%v overflow disconnects, want 1", n)
+	}
+	if n := metricstest.Value(t, e.reg, "orderflow_stream_drops_total", "reason", "overflow"); n != float64(dropped) {
+		t.Fatalf("%v overflow drops, the hub counted %d", n, dropped)
+	}
+	if n := metricstest.Value(t, e.reg, "orderflow_stream_sockets"); n != 1 {
+		t.Fatalf("orderflow_stream_sockets = %v after the slow reader left, want 1", n)
+	}
 }
 
 // TestBurstArrivesWhole: a burst of notifications of every frame-length
@@ -274,7 +292,7 @@ func FuzzResult(f *testing.F) {
 // re-check was running is not closed by it, even though the check's
 // answer does not name its key.
 func TestRecheckSparesSocketsItDidNotCheck(t *testing.T) {
-	h := NewHub()
+	h := NewHub(nil)
 	old := &socket{who: of.Identity{KeyHash: "aa"}, done: make(chan struct{}), hardClose: func() {}}
 	fresh := &socket{who: of.Identity{KeyHash: "bb"}, done: make(chan struct{}), hardClose: func() {}}
 	h.add(old)

@@ -105,5 +105,8 @@ func withdrawalExecutor(ctx context.Context, p *process.Process, r *config.Reade
 	if err != nil {
 		return nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
 	}
+	if cfg.Metrics, err = settler.NewExecutorMetrics(p.Registry); err != nil {
+		return nil, err
+	}
 	return settler.NewExecutor(cfg, client, p.Pool, p.Kafka, p.Log)
 }

@@ -61,6 +61,9 @@ type Config struct {
 	// revert (1000000): it is sent all the same, reverts on chain, and is
 	// reported as failed. Other payouts get their estimate plus a quarter.
 	GasLimit uint64
+	// Metrics records the rounds, the open requests and the outcomes;
+	// nil records nothing.
+	Metrics *Metrics
 }
 
 // Executor is a running withdrawal executor.
@@ -124,18 +127,31 @@ type request struct {
 	amount   *big.Int // in the token's smallest unit
 	native   bool
 	raw      []byte
+	created  time.Time
 }
 
 // Step handles every open request once: it pays those not yet paid and
 // reports those whose payout is final.
 func (e *Executor) Step(ctx context.Context) error {
+	err := e.step(ctx)
+	e.cfg.Metrics.chainMetrics().Poll(err)
+	return err
+}
+
+func (e *Executor) step(ctx context.Context) error {
 	reqs, err := e.open(ctx)
 	if err != nil {
 		return err
 	}
+	e.cfg.Metrics.found(reqs, time.Now())
 	head, err := e.chain.BlockNumber(ctx)
 	if err != nil {
 		return fmt.Errorf("read chain head: %w", err)
+	}
+	e.cfg.Metrics.chainMetrics().Head(head)
+	if head >= e.cfg.Confirmations {
+		// Payouts mined up to here are final.
+		e.cfg.Metrics.chainMetrics().Processed(head - e.cfg.Confirmations)
 	}
 	var errs []error
 	for _, r := range reqs {
@@ -148,14 +164,14 @@ func (e *Executor) Step(ctx context.Context) error {
 
 func (e *Executor) open(ctx context.Context) ([]request, error) {
 	rows, _ := e.pool.Query(ctx, `
-		SELECT w.request_id, w.user_id, w.status, w.to_address, w.quantity, t.decimals, t.native_token, w.raw_tx
+		SELECT w.request_id, w.user_id, w.status, w.to_address, w.quantity, t.decimals, t.native_token, w.raw_tx, w.create_date
 		FROM withdraw_requests w JOIN tokens t USING (token_id)
 		WHERE w.status IN (1, 2) AND w.chain_id = $1 ORDER BY w.request_id`, e.cfg.ChainID)
 	reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (request, error) {
 		var r request
 		var q decimal.Decimal
 		var decimals int32
-		err := row.Scan(&r.id, &r.user, &r.status, &r.to, &q, &decimals, &r.native, &r.raw)
+		err := row.Scan(&r.id, &r.user, &r.status, &r.to, &q, &decimals, &r.native, &r.raw, &r.created)
 		r.amount = q.Shift(decimals).BigInt()
 		return r, err
 	})
@@ -324,20 +340,20 @@ func (e *Executor) paidBy(ctx context.Context, id int64) (common.Hash, uint64, b
 func lower(h common.Hash) string { return strings.ToLower(h.Hex()) }
 
 func (e *Executor) publishSubmitted(ctx context.Context, r request, hash common.Hash) error {
-	return e.publish(ctx, r, topics.TypeWithdrawalSubmitted, fmt.Sprintf("withdrawal-submitted-%d", r.id),
-		topics.WithdrawalSubmitted{RequestID: r.id, UserID: r.user, TxHash: lower(hash)})
+	return e.cfg.Metrics.published(stateSubmitted, e.publish(ctx, r, topics.TypeWithdrawalSubmitted, fmt.Sprintf("withdrawal-submitted-%d", r.id),
+		topics.WithdrawalSubmitted{RequestID: r.id, UserID: r.user, TxHash: lower(hash)}))
 }
 
 func (e *Executor) publishConfirmed(ctx context.Context, r request, hash common.Hash, block uint64) error {
 	e.log.Info("withdrawal confirmed", "request", r.id, "tx", hash.Hex(), "block", block)
-	return e.publish(ctx, r, topics.TypeWithdrawalConfirmed, fmt.Sprintf("withdrawal-confirmed-%d", r.id),
-		topics.WithdrawalConfirmed{RequestID: r.id, UserID: r.user, TxHash: lower(hash), BlockNumber: block})
+	return e.cfg.Metrics.published(stateConfirmed, e.publish(ctx, r, topics.TypeWithdrawalConfirmed, fmt.Sprintf("withdrawal-confirmed-%d", r.id),
+		topics.WithdrawalConfirmed{RequestID: r.id, UserID: r.user, TxHash: lower(hash), BlockNumber: block}))
 }
 
 func (e *Executor) publishFailed(ctx context.Context, r request, hash, reason string) error {
 	e.log.Warn("withdrawal failed; funds are returned", "request", r.id, "tx", hash, "reason", reason)
-	return e.publish(ctx, r, topics.TypeWithdrawalFailed, fmt.Sprintf("withdrawal-failed-%d", r.id),
-		topics.WithdrawalFailed{RequestID: r.id, UserID: r.user, TxHash: hash, Reason: reason})
+	return e.cfg.Metrics.published(stateFailed, e.publish(ctx, r, topics.TypeWithdrawalFailed, fmt.Sprintf("withdrawal-failed-%d", r.id),
+		topics.WithdrawalFailed{RequestID: r.id, UserID: r.user, TxHash: hash, Reason: reason}))
 }
 
 // publish writes one funding event keyed by the user's wallet. The same
