@@ -12,35 +12,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"blockspace.exchange/platform/market"
 	"blockspace.exchange/topics"
 )
 
-// Market is one market as the catalog knows it.
+// Market is one market as the catalog knows it: its parameters, derived
+// from its market.open as every reader derives them (platform/market),
+// and the status the matcher last reported.
 type Market struct {
-	Family     topics.Family
-	Slot       uint64
-	ID         int64
-	Instrument string
-	Rules      Rules
-	// SellerAccountID is the slot's seller's preconf trading account.
-	SellerAccountID int64
+	market.Params
 	// Status is the last market.status the matcher reported, 0 before
 	// the first one.
 	Status int
-	// Maturity is when trading closes (zero when market.open did not say).
-	Maturity time.Time
-}
-
-// Rules are a market's order limits, parsed once from its market.open.
-type Rules struct {
-	PriceStep, MinPrice, MaxPrice decimal.Decimal
-	// QuantityStep, MinQuantity and MaxQuantity are gas units in
-	// inclusion-preconf markets and 1 in whole-block markets.
-	QuantityStep, MinQuantity, MaxQuantity int64
-	// BuyFeeRate is the fraction of trade value a buyer pays on top.
-	BuyFeeRate decimal.Decimal
 }
 
 // Open reports whether orders may be placed at now: the matcher has not
@@ -49,7 +32,7 @@ func (m *Market) Open(now time.Time) bool {
 	if m.Status >= topics.MarketStatusTradingClosed {
 		return false
 	}
-	return m.Maturity.IsZero() || now.Before(m.Maturity)
+	return m.OpenAt(now)
 }
 
 // Catalog holds the live markets by instrument id. One feed goroutine
@@ -142,18 +125,12 @@ func (c *Catalog) Apply(e topics.Envelope) error {
 }
 
 func (c *Catalog) open(o topics.MarketOpen) error {
-	rules, err := ParseRules(o)
+	params, err := market.New(o)
 	instrument := topics.InstrumentID(o.Family, o.Slot)
 	if err != nil {
 		return fmt.Errorf("market %s: %w", instrument, err)
 	}
-	m := &Market{
-		Family: o.Family, Slot: o.Slot, ID: topics.MarketID(o.Family, o.Slot), Instrument: instrument,
-		Rules: rules, SellerAccountID: o.SellerAccountID,
-	}
-	if o.MaturityTime > 0 {
-		m.Maturity = time.UnixMilli(o.MaturityTime)
-	}
+	m := &Market{Params: params}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastSlot = max(c.lastSlot, o.Slot)
@@ -206,83 +183,6 @@ func (c *Catalog) pruneEarly() {
 			delete(c.early, inst)
 		}
 	}
-}
-
-// ParseRules reads the limits of a market.open and refuses it where the
-// matcher refuses to open the market: a positive price step with minPrice
-// and maxPrice positive multiples of it, minPrice ≤ maxPrice; fee rates
-// fractions from 0 to below 1; a seller; for inclusion preconf positive
-// integer quantity step and bounds with min ≤ max.
-func ParseRules(o topics.MarketOpen) (Rules, error) {
-	r := Rules{QuantityStep: 1, MinQuantity: 1, MaxQuantity: 1}
-	var err error
-	if r.PriceStep, err = positive("priceStep", o.PriceStep); err != nil {
-		return Rules{}, err
-	}
-	if r.MinPrice, err = positive("minPrice", o.MinPrice); err != nil {
-		return Rules{}, err
-	}
-	if r.MaxPrice, err = positive("maxPrice", o.MaxPrice); err != nil {
-		return Rules{}, err
-	}
-	if !r.MinPrice.Mod(r.PriceStep).IsZero() || !r.MaxPrice.Mod(r.PriceStep).IsZero() || r.MaxPrice.LessThan(r.MinPrice) {
-		return Rules{}, fmt.Errorf("price range [%s, %s] is empty or off the step %s", o.MinPrice, o.MaxPrice, o.PriceStep)
-	}
-	if r.BuyFeeRate, err = feeRate("buyFeeRate", o.BuyFeeRate); err != nil {
-		return Rules{}, err
-	}
-	if _, err = feeRate("primarySellFeeRate", o.PrimarySellFeeRate); err != nil {
-		return Rules{}, err
-	}
-	if _, err = feeRate("secondarySellFeeRate", o.SecondarySellFeeRate); err != nil {
-		return Rules{}, err
-	}
-	if o.SellerUserID <= 0 || o.SellerAccountID <= 0 || o.TotalPreconf < 0 {
-		return Rules{}, fmt.Errorf("seller %d/%d or totalPreconf %d invalid", o.SellerUserID, o.SellerAccountID, o.TotalPreconf)
-	}
-	if o.Family == topics.WholeBlock {
-		return r, nil
-	}
-	if r.QuantityStep, err = positiveInt("quantityStep", o.QuantityStep); err != nil {
-		return Rules{}, err
-	}
-	if r.MinQuantity, err = positiveInt("minQuantity", o.MinQuantity); err != nil {
-		return Rules{}, err
-	}
-	if r.MaxQuantity, err = positiveInt("maxQuantity", o.MaxQuantity); err != nil {
-		return Rules{}, err
-	}
-	if r.MaxQuantity < r.MinQuantity {
-		return Rules{}, fmt.Errorf("maxQuantity %d is below minQuantity %d", r.MaxQuantity, r.MinQuantity)
-	}
-	return r, nil
-}
-
-func positive(name, s string) (decimal.Decimal, error) {
-	d, err := decimal.NewFromString(s)
-	if err != nil || !d.IsPositive() {
-		return decimal.Zero, fmt.Errorf("%s %q is not a positive decimal", name, s)
-	}
-	return d, nil
-}
-
-func positiveInt(name, s string) (int64, error) {
-	d, err := decimal.NewFromString(s)
-	if err != nil || !d.IsPositive() || !d.IsInteger() || !d.BigInt().IsInt64() {
-		return 0, fmt.Errorf("%s %q is not a positive integer", name, s)
-	}
-	return d.IntPart(), nil
-}
-
-func feeRate(name, s string) (decimal.Decimal, error) {
-	if s == "" {
-		return decimal.Zero, nil
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil || d.IsNegative() || d.GreaterThanOrEqual(decimal.NewFromInt(1)) {
-		return decimal.Zero, fmt.Errorf("%s %q is not a fraction from 0 to below 1", name, s)
-	}
-	return d, nil
 }
 
 func (c *Catalog) count() int {

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/market"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
@@ -85,13 +85,14 @@ func TestApplyFollowsOpensAndStatuses(t *testing.T) {
 		}
 	}
 	m := c.Lookup("ETH-PC-1")
-	want := Rules{PriceStep: decimal.RequireFromString("0.000000001"), MinPrice: decimal.RequireFromString("0.000000001"),
-		MaxPrice: decimal.RequireFromString("0.000001"), QuantityStep: 1000, MinQuantity: 21000, MaxQuantity: 18_000_000,
-		BuyFeeRate: decimal.RequireFromString("0.001")}
-	if m.ID != topics.MarketID(topics.InclusionPreconf, 1) || m.SellerAccountID != 2 || !rulesEqual(m.Rules, want) {
+	want, err := market.New(open(topics.InclusionPreconf, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != topics.MarketID(topics.InclusionPreconf, 1) || m.SellerAccountID != 2 || !paramsEqual(m.Params, want) {
 		t.Errorf("market %+v", m)
 	}
-	if wb := c.Lookup("ETH-WB-1").Rules; wb.QuantityStep != 1 || wb.MinQuantity != 1 || wb.MaxQuantity != 1 {
+	if wb := c.Lookup("ETH-WB-1"); wb.QuantityStep != 1 || wb.MinQuantity != 1 || wb.MaxQuantity != 1 {
 		t.Errorf("whole-block quantities %+v", wb)
 	}
 	if n := len(c.Family(topics.WholeBlock)); n != 3 {
@@ -99,15 +100,15 @@ func TestApplyFollowsOpensAndStatuses(t *testing.T) {
 	}
 }
 
-func rulesEqual(a, b Rules) bool {
+func paramsEqual(a, b market.Params) bool {
 	return a.PriceStep.Equal(b.PriceStep) && a.MinPrice.Equal(b.MinPrice) && a.MaxPrice.Equal(b.MaxPrice) &&
 		a.QuantityStep == b.QuantityStep && a.MinQuantity == b.MinQuantity && a.MaxQuantity == b.MaxQuantity &&
-		a.BuyFeeRate.Equal(b.BuyFeeRate)
+		a.Fees.Buy.Equal(b.Fees.Buy) && a.Open == b.Open
 }
 
-// TestParseRulesRefusesWhatTheMatcherRefuses: a market the matcher leaves
+// TestCatalogRefusesWhatTheMatcherRefuses: a market the matcher leaves
 // closed must not be open in the catalog.
-func TestParseRulesRefusesWhatTheMatcherRefuses(t *testing.T) {
+func TestCatalogRefusesWhatTheMatcherRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*topics.MarketOpen)

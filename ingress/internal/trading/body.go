@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/market"
 )
 
 // The bodies of the order operations (docs/api.md "Order entry (bearer)").
@@ -390,9 +391,5 @@ func elementKind(dst any) string {
 	return "integers"
 }
 
-func short(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+// short cuts client text for a message, as the order rules do.
+func short(s string) string { return market.Short(s) }

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/topics"
 )
@@ -65,36 +66,10 @@ func (s *Service) awaitOrders(ctx context.Context, orders []*order) {
 	await(ctx, s.cfg.AnswerWait, decs)
 }
 
-// orderView is an order as the listings show it (the WholeBlockOrder of
-// docs/api.md "Orders, trades and positions") with the caller's accountId and
-// averageTradePrice. A refused order has no orderId, status 99, its errorCode
-// and a message naming the rule.
-type orderView struct {
-	OrderID           *int64  `json:"orderId"`
-	MarketID          *int64  `json:"marketId"`
-	InstrumentID      string  `json:"instrumentId"`
-	Side              bool    `json:"side"`
-	OrderType         int     `json:"orderType"`
-	Quantity          string  `json:"quantity"`
-	Fulfilled         string  `json:"fulfilled"`
-	Price             *string `json:"price"`
-	Fees              string  `json:"fees"`
-	Status            int     `json:"status"`
-	ErrorCode         *int    `json:"errorCode"`
-	ClientOrderID     *string `json:"clientOrderId"`
-	Passive           bool    `json:"passive"`
-	CreateDate        int64   `json:"createDate"`
-	Source            int     `json:"source"`
-	UpdateDate        int64   `json:"updateDate"`
-	AccountID         int64   `json:"accountId"`
-	AverageTradePrice *string `json:"averageTradePrice"`
-	Message           string  `json:"message,omitempty"`
-}
-
 // wholeBlockView adds preconfQuantity, the preconf gas that moved with
 // the block; null until the order trades.
 type wholeBlockView struct {
-	orderView
+	api.OwnOrder
 	PreconfQuantity *string `json:"preconfQuantity"`
 }
 
@@ -103,7 +78,7 @@ func views(fam topics.Family, orders []*order, at time.Time) []any {
 	for i, o := range orders {
 		v := o.view(fam, at)
 		if fam == topics.WholeBlock {
-			wb := wholeBlockView{orderView: v}
+			wb := wholeBlockView{OwnOrder: v}
 			if dec := o.decision; dec.decided() && dec.traded {
 				gas := dec.preconf.String()
 				wb.PreconfQuantity = &gas
@@ -116,12 +91,15 @@ func views(fam topics.Family, orders []*order, at time.Time) []any {
 	return out
 }
 
-func (o *order) view(fam topics.Family, at time.Time) orderView {
-	v := orderView{
+// view is the order as the listings show it (platform/api's OwnOrder: the
+// caller's accountId and averageTradePrice). A refused order has no
+// orderId, status 99, its errorCode and a message naming the rule.
+func (o *order) view(fam topics.Family, at time.Time) api.OwnOrder {
+	v := api.OwnOrder{Order: api.Order{
 		InstrumentID: o.item.InstrumentID, Side: o.item.Side, OrderType: o.item.OrderType,
 		Fulfilled: "0", Fees: "0", ClientOrderID: o.clientOrderID(), Passive: o.item.Passive,
-		Source: SourceAPI, AccountID: o.item.AccountID,
-	}
+		Source: SourceAPI,
+	}, AccountID: o.item.AccountID}
 	if o.code != 0 {
 		code := o.code
 		v.Status, v.ErrorCode, v.Message = topics.OrderStatusError, &code, o.message

@@ -11,6 +11,7 @@ import (
 
 	"blockspace.exchange/ingress/internal/catalog"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/market"
 	"blockspace.exchange/topics"
 )
 
@@ -19,7 +20,7 @@ import (
 // the command's envelope, on the slot's partition of the layout.
 func TestCommandsAreTheRecordsOfTheirEnvelopes(t *testing.T) {
 	layout := topics.SlotLayout{Topic: topics.Orders, Epochs: []topics.Epoch{{FromSlot: 0, Partitions: 16}, {FromSlot: 1000, Partitions: 32}}}
-	m := &catalog.Market{Family: topics.InclusionPreconf, Slot: 1013, Instrument: "ETH-PC-1013"}
+	m := &catalog.Market{Params: market.Params{Family: topics.InclusionPreconf, Slot: 1013, Instrument: "ETH-PC-1013"}}
 	at := time.UnixMilli(1_750_000_000_123)
 	w := &write{layout: layout, at: at, orderIDs: []int64{7000, 7001}, accepted: []*order{
 		{userID: 3, market: m, qty: decimal.NewFromInt(21000), price: decimal.RequireFromString("0.000000002"),

@@ -18,15 +18,6 @@ type fixed struct {
 // maxFixedScale keeps 10^scale within a uint64.
 const maxFixedScale = 19
 
-var pow10 = func() [maxFixedScale + 1]uint64 {
-	var p [maxFixedScale + 1]uint64
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
-
 // parseFixed reads digits with an optional fraction ("21000", "0.000000002").
 // Anything else (signs, exponents, more digits than a uint64 holds) is not
 // ok and is left to shopspring/decimal.
@@ -68,21 +59,6 @@ func (a fixed) mul(b fixed) (fixed, bool) {
 		return fixed{}, false
 	}
 	return fixed{coef: lo, scale: a.scale + b.scale}, true
-}
-
-// ticks returns a / step when it is a whole number that fits an int64.
-func (a fixed) ticks(step fixed) (int64, bool) {
-	num, den := a.coef, step.coef
-	var hi uint64
-	if a.scale < step.scale {
-		hi, num = bits.Mul64(num, pow10[step.scale-a.scale])
-	} else {
-		hi, den = bits.Mul64(den, pow10[a.scale-step.scale])
-	}
-	if hi != 0 || den == 0 || num%den != 0 || num/den > 1<<63-1 {
-		return 0, false
-	}
-	return int64(num / den), true
 }
 
 // append writes a's canonical form, as decimal.Decimal.String does: no

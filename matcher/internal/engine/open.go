@@ -15,17 +15,9 @@ func (e *Engine) applyMarketOpen(in topics.Envelope) error {
 	if err != nil {
 		return err
 	}
-	p, err := parseParams(cmd)
+	p, fees, err := newParams(cmd)
 	if err != nil {
 		return fmt.Errorf("market %s: %w", topics.InstrumentID(cmd.Family, cmd.Slot), err)
-	}
-	fees, err := parseFees(cmd)
-	if err != nil {
-		return fmt.Errorf("market %s: %w", topics.InstrumentID(cmd.Family, cmd.Slot), err)
-	}
-	if cmd.SellerUserID <= 0 || cmd.SellerAccountID <= 0 || cmd.TotalPreconf < 0 {
-		return fmt.Errorf("market %s: seller %d/%d or totalPreconf %d invalid",
-			topics.InstrumentID(cmd.Family, cmd.Slot), cmd.SellerUserID, cmd.SellerAccountID, cmd.TotalPreconf)
 	}
 	s := e.slotFor(cmd.Slot, true)
 	if !s.firstSeen(in.ID) || s.markets[familyOf(cmd.Family)] != nil || s.phase == topics.MarketStatusFinalized {

@@ -3,9 +3,8 @@ package engine
 import (
 	"fmt"
 
-	"github.com/shopspring/decimal"
-
 	"blockspace.exchange/matcher/internal/book"
+	mkt "blockspace.exchange/platform/market"
 	"blockspace.exchange/topics"
 )
 
@@ -74,98 +73,18 @@ func (s *slot) check(o *order, m *market) (int, string) {
 	if cmd.OrderID <= 0 {
 		return topics.CodeValidation, fmt.Sprintf("orderId %d is not positive", cmd.OrderID)
 	}
-	if cmd.OrderType < topics.OrderTypeMarket || cmd.OrderType > topics.OrderTypeFillOrKill {
-		return topics.CodeValidation, fmt.Sprintf("orderType %d is not 1, 2 or 3", cmd.OrderType)
+	_, live := m.clientIDs[clientKey{cmd.AccountID, cmd.ClientOrderID}]
+	c, r := m.Check(mkt.Order{Buy: cmd.Side, OrderType: cmd.OrderType, Passive: cmd.Passive,
+		ClientOrderID: cmd.ClientOrderID, ClientOrderIDLive: live, Quantity: cmd.Quantity, Price: cmd.Price})
+	if r.Code != 0 {
+		return r.Code, r.Message
 	}
-	if cmd.Passive && cmd.OrderType != topics.OrderTypeLimit {
-		return topics.CodePassiveWouldTake, "a passive order must be a limit order: market and fill-or-kill orders take liquidity"
-	}
-	if code, msg := checkClientOrderID(cmd, m); code != 0 {
-		return code, msg
-	}
-	if code, msg := m.checkQuantity(o); code != 0 {
-		return code, msg
-	}
-	if code, msg := m.checkPrice(o); code != 0 {
-		return code, msg
-	}
+	o.qty, o.price = c.Quantity, c.PriceTicks
 	if o.side == book.Sell {
 		if free := s.position(cmd.AccountID, familyOf(m.family)).free(); free < o.qty {
 			return topics.CodeInsufficientPosition, fmt.Sprintf("quantity %d exceeds the free position %d", o.qty, free)
 		}
 	}
-	return 0, ""
-}
-
-func checkClientOrderID(cmd topics.OrderPlace, m *market) (int, string) {
-	id := cmd.ClientOrderID
-	if id == "" {
-		return 0, ""
-	}
-	if err := topics.CheckClientOrderID(id); err != nil {
-		return topics.CodeClientOrderID, err.Error()
-	}
-	if _, dup := m.clientIDs[clientKey{cmd.AccountID, id}]; dup {
-		return topics.CodeClientOrderID, "clientOrderId " + id + " is used by a live order"
-	}
-	return 0, ""
-}
-
-func (m *market) checkQuantity(o *order) (int, string) {
-	if q, ok := parseFixed(o.cmd.Quantity); ok && q.scale == 0 && q.coef <= 1<<62 {
-		// The common case in integers; anything that fails a rule takes
-		// the decimal path below, which words the answer.
-		if n := int64(q.coef); n >= m.minQty && n <= m.maxQty && n%m.qtyStep == 0 {
-			o.qty = n
-			return 0, ""
-		}
-	}
-	q, err := decimal.NewFromString(o.cmd.Quantity)
-	if err != nil {
-		return topics.CodeValidation, fmt.Sprintf("quantity %q is not a decimal", o.cmd.Quantity)
-	}
-	if q.LessThan(decimal.NewFromInt(m.minQty)) {
-		return topics.CodeQuantityBelowMin, fmt.Sprintf("quantity %s is below minQuantity %d", q, m.minQty)
-	}
-	if q.GreaterThan(decimal.NewFromInt(m.maxQty)) {
-		return topics.CodeQuantityInvalid, fmt.Sprintf("quantity %s is above maxQuantity %d", q, m.maxQty)
-	}
-	if !q.IsInteger() || q.IntPart()%m.qtyStep != 0 {
-		return topics.CodeQuantityInvalid, fmt.Sprintf("quantity %s is not a multiple of quantityStep %d", q, m.qtyStep)
-	}
-	o.qty = q.IntPart()
-	return 0, ""
-}
-
-func (m *market) checkPrice(o *order) (int, string) {
-	if o.cmd.Price == "" {
-		if o.cmd.OrderType != topics.OrderTypeMarket {
-			return topics.CodeValidation, "price is required for limit and fill-or-kill orders"
-		}
-		o.price = m.maxTick
-		if o.side == book.Sell {
-			o.price = m.minTick
-		}
-		return 0, ""
-	}
-	if p, ok := parseFixed(o.cmd.Price); ok && m.stepOK {
-		if t, ok := p.ticks(m.step); ok && t >= m.minTick && t <= m.maxTick {
-			o.price = t
-			return 0, ""
-		}
-	}
-	p, err := decimal.NewFromString(o.cmd.Price)
-	if err != nil {
-		return topics.CodeValidation, fmt.Sprintf("price %q is not a decimal", o.cmd.Price)
-	}
-	t, err := toTicks(p, m.priceStep)
-	if err != nil {
-		return topics.CodePriceInvalid, fmt.Sprintf("price %s is not a multiple of priceStep %s", p, m.priceStep)
-	}
-	if t < m.minTick || t > m.maxTick {
-		return topics.CodePriceInvalid, fmt.Sprintf("price %s is outside [%s, %s]", p, m.price(m.minTick), m.price(m.maxTick))
-	}
-	o.price = t
 	return 0, ""
 }
 

@@ -89,7 +89,7 @@ func (e *Engine) SnapshotSlot(n uint64) (json.RawMessage, bool, error) {
 	}
 	st := slotState{
 		Slot: s.n, Issued: s.issued, Phase: s.phase, SellerUser: s.sellerUser, SellerAccount: s.sellerAccount,
-		TotalPreconf: s.totalPreconf, Fees: s.fees.raw, Holder: s.holder, NextEvent: s.nextEvent, NextTrade: s.nextTrade,
+		TotalPreconf: s.totalPreconf, Fees: s.fees.Raw, Holder: s.holder, NextEvent: s.nextEvent, NextTrade: s.nextTrade,
 	}
 	markets, err := s.marketStates()
 	if err != nil {
@@ -184,7 +184,7 @@ func restoreSlot(st slotState) (*slot, error) {
 	s := newSlot(st.Slot)
 	s.issued, s.phase, s.sellerUser, s.sellerAccount = st.Issued, st.Phase, st.SellerUser, st.SellerAccount
 	s.totalPreconf, s.holder, s.nextEvent, s.nextTrade = st.TotalPreconf, st.Holder, st.NextEvent, st.NextTrade
-	fees, err := parseFees(topics.MarketOpen{BuyFeeRate: st.Fees[0], PrimarySellFeeRate: st.Fees[1], SecondarySellFeeRate: st.Fees[2]})
+	fees, err := parseFees(st.Fees[0], st.Fees[1], st.Fees[2])
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +223,7 @@ func restoreMarket(n uint64, ms marketState) (*market, error) {
 	if ms.Open == nil {
 		return m, nil // freed when the slot finalized
 	}
-	p, err := parseParams(*ms.Open)
-	if err != nil {
-		return nil, err
-	}
-	fees, err := parseFees(*ms.Open)
+	p, fees, err := newParams(*ms.Open)
 	if err != nil {
 		return nil, err
 	}

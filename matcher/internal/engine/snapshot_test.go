@@ -58,9 +58,9 @@ func TestRestoreRejectsBrokenState(t *testing.T) {
 		"done nowhere":      `{"slot":1,"done":[{"account":1,"family":"wholeblock","ids":[1]}]}`,
 		"done twice":        `{"slot":1,"done":[{"account":1,"ids":[1]},{"account":2,"ids":[1]}]}`,
 		"live when freed":   `{"slot":1,"markets":[{"family":"wholeblock","status":1,"orders":[{"cmd":{"orderId":1,"side":true},"price":1,"qty":1}]}]}`,
-		"live and done":     `{"slot":1,"markets":[{"family":"wholeblock","status":1,"open":{"slot":1,"family":"wholeblock","priceStep":"0.01","minPrice":"0.01","maxPrice":"1"},"orders":[{"cmd":{"orderId":1,"side":true},"price":1,"qty":1}]}],"done":[{"account":1,"ids":[1]}]}`,
+		"live and done":     `{"slot":1,"markets":[{"family":"wholeblock","status":1,"open":{"slot":1,"family":"wholeblock","priceStep":"0.01","minPrice":"0.01","maxPrice":"1","sellerUserId":1,"sellerAccountId":2},"orders":[{"cmd":{"orderId":1,"side":true},"price":1,"qty":1}]}],"done":[{"account":1,"ids":[1]}]}`,
 		"bad fee":           `{"slot":1,"fees":["2","",""]}`,
-		"filled live order": `{"slot":1,"markets":[{"family":"wholeblock","status":1,"open":{"slot":1,"family":"wholeblock","priceStep":"0.01","minPrice":"0.01","maxPrice":"1"},"orders":[{"cmd":{"orderId":1,"side":true},"price":1,"qty":1,"filled":1}]}]}`,
+		"filled live order": `{"slot":1,"markets":[{"family":"wholeblock","status":1,"open":{"slot":1,"family":"wholeblock","priceStep":"0.01","minPrice":"0.01","maxPrice":"1","sellerUserId":1,"sellerAccountId":2},"orders":[{"cmd":{"orderId":1,"side":true},"price":1,"qty":1,"filled":1}]}]}`,
 	} {
 		if err := New().RestoreSlot([]byte(state)); err == nil {
 			t.Errorf("%s: restored", name)

@@ -120,10 +120,10 @@ func (f feeRates) of(p params, priceTicks, qty int64, primary bool) (buyer, sell
 			return b.String(), s.String()
 		}
 	}
-	value := p.price(priceTicks).Mul(decimal.NewFromInt(qty))
-	sellRate := f.secondarySell
+	value := p.Price(priceTicks).Mul(decimal.NewFromInt(qty))
+	sellRate := f.SecondarySell
 	if primary {
-		sellRate = f.primarySell
+		sellRate = f.PrimarySell
 	}
-	return value.Mul(f.buy).String(), value.Mul(sellRate).String()
+	return value.Mul(f.Buy).String(), value.Mul(sellRate).String()
 }

@@ -2,75 +2,36 @@ package trading
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/httpx"
 )
 
-// Order is the WholeBlockOrder resource of the interface (docs/api.md
-// "Orders, trades and positions"), and the
-// InclusionPreconfOrder of the same shape whose quantities are gas units.
-// The public listing leaves ClientOrderID null: a label the client chose
-// would let anyone link the orders of one client.
-type Order struct {
-	OrderID       int64               `json:"orderId"`
-	MarketID      int64               `json:"marketId"`
-	InstrumentID  string              `json:"instrumentId"`
-	Side          bool                `json:"side"`
-	OrderType     int                 `json:"orderType"`
-	Quantity      decimal.Decimal     `json:"quantity"`
-	Fulfilled     decimal.Decimal     `json:"fulfilled"`
-	Price         decimal.NullDecimal `json:"price"` // null for a market order without a worst price
-	Fees          decimal.Decimal     `json:"fees"`
-	Status        int                 `json:"status"`
-	ErrorCode     *int                `json:"errorCode"`
-	ClientOrderID *string             `json:"clientOrderId"`
-	Passive       bool                `json:"passive"`
-	CreateDate    int64               `json:"createDate"`
-	Source        int                 `json:"source"`
-	UpdateDate    int64               `json:"updateDate"`
-}
-
-// OwnOrder is an order of the caller: the listed order with its client
-// order id, the account that placed it and the value-weighted average
-// price of its fills (null before the first).
-type OwnOrder struct {
-	Order
-	AccountID         int64               `json:"accountId"`
-	AverageTradePrice decimal.NullDecimal `json:"averageTradePrice"`
-}
-
-// orderColumns are the columns of Order, in the order of orderDest.
+// orderColumns are the columns of the order resource (platform/api's
+// Order), in the order of orderDest.
 const orderColumns = `o.order_id, o.market_id, o.instrument_id, o.side, o.order_type, o.quantity, o.fulfilled,
 	o.price, o.fees, o.status, o.error_code, o.passive, o.source, o.create_date, o.update_date`
 
-// orderDest returns the scan destinations of orderColumns; the dates land
-// in created and updated.
-func orderDest(o *Order, created, updated *time.Time) []any {
+// orderDest returns the scan destinations of orderColumns.
+func orderDest(o *api.OrderRow) []any {
 	return []any{&o.OrderID, &o.MarketID, &o.InstrumentID, &o.Side, &o.OrderType, &o.Quantity, &o.Fulfilled,
-		&o.Price, &o.Fees, &o.Status, &o.ErrorCode, &o.Passive, &o.Source, created, updated}
+		&o.Price, &o.Fees, &o.Status, &o.ErrorCode, &o.Passive, &o.Source, &o.Created, &o.Updated}
 }
 
-func scanOrder(row pgx.CollectableRow) (Order, error) {
-	var o Order
-	var created, updated time.Time
-	err := row.Scan(orderDest(&o, &created, &updated)...)
-	o.CreateDate, o.UpdateDate = created.UnixMilli(), updated.UnixMilli()
-	return o, err
+func scanOrder(row pgx.CollectableRow) (api.Order, error) {
+	var o api.OrderRow
+	err := row.Scan(orderDest(&o)...)
+	return o.Order(), err
 }
 
-func scanOwnOrder(row pgx.CollectableRow) (OwnOrder, error) {
-	var o OwnOrder
-	var created, updated time.Time
-	dest := append(orderDest(&o.Order, &created, &updated), &o.ClientOrderID, &o.AccountID, &o.AverageTradePrice)
-	err := row.Scan(dest...)
-	o.CreateDate, o.UpdateDate = created.UnixMilli(), updated.UnixMilli()
-	return o, err
+func scanOwnOrder(row pgx.CollectableRow) (api.OwnOrder, error) {
+	var o api.OrderRow
+	err := row.Scan(append(orderDest(&o), &o.ClientOrderID, &o.AccountID, &o.AverageTradePrice)...)
+	return o.Own(), err
 }
 
 // publicOrdersSQL reads one market's orders by orderId, through the
