@@ -134,8 +134,12 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if s.readPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "query-api", ConnectTimeout: 2 * time.Second}); err != nil {
 		return err
 	}
-	s.settlerPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "settler", ConnectTimeout: 2 * time.Second})
-	return err
+	if s.settlerPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "settler", ConnectTimeout: 2 * time.Second}); err != nil {
+		return err
+	}
+	// One collector for the three pools: on the one registry they are the
+	// process's connections, as each service's pool is in production.
+	return s.registry.Register(postgres.NewPoolCollector(s.pool, s.readPool, s.settlerPool))
 }
 
 // embeddedBroker is the broker the stack started itself: kfake in this

@@ -1,0 +1,110 @@
+package kafka
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestLagIsWhatIsLeftOfEachPartition produces records to two partitions
+// of a real broker, applies some, and reads the lag a scrape reports.
+func TestLagIsWhatIsLeftOfEachPartition(t *testing.T) {
+	e := startApache(t)
+	cl := newTestClient(t, e, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	const topic = "lag-test"
+	if _, err := kadm.NewClient(cl).CreateTopic(testContext(t), 2, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	var rs []*kgo.Record
+	for i := range 8 {
+		rs = append(rs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte("v")}) // 4 each
+	}
+	produced := produce(t, cl, rs...)
+	byPart := map[int32][]*kgo.Record{}
+	for _, r := range produced {
+		byPart[r.Partition] = append(byPart[r.Partition], r)
+	}
+
+	lag := NewLag(cl, "lag-group")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(lag)
+	if got := gatherLag(t, reg); len(got) != 0 {
+		t.Fatalf("lag before any partition is held = %v, want no series", got)
+	}
+
+	lag.Position(topic, 1, 0) // held, nothing applied yet
+	lag.Applied(byPart[0][:1])
+	want := map[string]float64{"0": 3, "1": 4}
+	if got := gatherLag(t, reg); !equalMaps(got, want) {
+		t.Fatalf("lag after applying 1 of partition 0 = %v, want %v", got, want)
+	}
+
+	lag.ttl = 0 // the next scrape lists the ends again
+	lag.Applied(byPart[0][1:])
+	lag.Applied(byPart[1][:3])
+	want = map[string]float64{"0": 0, "1": 1}
+	if got := gatherLag(t, reg); !equalMaps(got, want) {
+		t.Fatalf("lag = %v, want %v", got, want)
+	}
+	if n := gatherCounter(t, reg, "kafka_consumer_records_total"); n != 7 {
+		t.Fatalf("records applied = %v, want 7", n)
+	}
+
+	lag.Applied(byPart[1][3:])
+	lag.Revoke(map[string][]int32{topic: {0}})
+	want = map[string]float64{"1": 0}
+	if got := gatherLag(t, reg); !equalMaps(got, want) {
+		t.Fatalf("lag after revoking partition 0 = %v, want %v", got, want)
+	}
+}
+
+// gatherLag returns kafka_consumer_lag_records of group lag-group by
+// partition.
+func gatherLag(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "kafka_consumer_lag_records" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["group"] != "lag-group" || labels["topic"] != "lag-test" {
+				t.Fatalf("unexpected labels %v", labels)
+			}
+			out[labels["partition"]] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+func gatherCounter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func equalMaps(a, b map[string]float64) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
