@@ -225,7 +225,10 @@ func (s *Stack) buildServices(ctx context.Context) error {
 		return err
 	}
 	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
-	return err
+	if err != nil {
+		return err
+	}
+	return s.settler.RegisterMetrics(s.registry)
 }
 
 func (s *Stack) listen() error {

@@ -23,7 +23,6 @@ import (
 // offsets in Postgres, and a reader without a group has none. A nil *Lag
 // does nothing, so a consumer built without metrics needs no branch.
 type Lag struct {
-	adm     *kadm.Client
 	timeout time.Duration
 	ttl     time.Duration
 	lag     *prometheus.Desc
@@ -33,8 +32,10 @@ type Lag struct {
 	mu   sync.Mutex
 	next map[string]map[int32]int64
 
-	// endsMu serialises scrapes' lookups and guards the cached ends.
+	// endsMu serialises scrapes' lookups and guards the admin client and
+	// the cached ends.
 	endsMu sync.Mutex
+	adm    *kadm.Client
 	ends   kadm.ListedOffsets
 	listed time.Time
 }
@@ -48,12 +49,12 @@ const (
 )
 
 // NewLag returns the metrics of the consumer of group (for a reader
-// without a group, the name it goes by) that lists offsets through cl.
-// Register it on the process's registry.
-func NewLag(cl *kgo.Client, group string) *Lag {
+// without a group, the name it goes by). Give it a client with ListWith
+// and register it on the process's registry. It is made before the
+// consumer's client so that the client's assignment callbacks can use it.
+func NewLag(group string) *Lag {
 	labels := prometheus.Labels{"group": group}
 	return &Lag{
-		adm:     kadm.NewClient(cl),
 		timeout: lagTimeout,
 		ttl:     lagCache,
 		lag: prometheus.NewDesc("kafka_consumer_lag_records",
@@ -64,6 +65,17 @@ func NewLag(cl *kgo.Client, group string) *Lag {
 		}, []string{"topic"}),
 		next: map[string]map[int32]int64{},
 	}
+}
+
+// ListWith makes the scrapes list offsets through cl, usually the
+// consumer's own client. Until it is called the lag is not reported.
+func (l *Lag) ListWith(cl *kgo.Client) {
+	if l == nil {
+		return
+	}
+	l.endsMu.Lock()
+	defer l.endsMu.Unlock()
+	l.adm = kadm.NewClient(cl)
 }
 
 // Applied records that recs were applied (their offsets committed, in
@@ -185,6 +197,9 @@ func (l *Lag) held() map[string]map[int32]int64 {
 func (l *Lag) listEnds(held map[string]map[int32]int64) kadm.ListedOffsets {
 	l.endsMu.Lock()
 	defer l.endsMu.Unlock()
+	if l.adm == nil {
+		return nil
+	}
 	if l.ends != nil && time.Since(l.listed) < l.ttl && hasTopics(l.ends, held) {
 		return l.ends
 	}

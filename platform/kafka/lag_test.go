@@ -1,12 +1,15 @@
 package kafka
 
 import (
-	"fmt"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"blockspace.exchange/platform/metricstest"
 )
 
 // TestLagIsWhatIsLeftOfEachPartition produces records to two partitions
@@ -28,17 +31,18 @@ func TestLagIsWhatIsLeftOfEachPartition(t *testing.T) {
 		byPart[r.Partition] = append(byPart[r.Partition], r)
 	}
 
-	lag := NewLag(cl, "lag-group")
+	lag := NewLag("lag-group")
+	lag.ListWith(cl)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(lag)
-	if got := gatherLag(t, reg); len(got) != 0 {
+	if got := lagOf(t, reg); len(got) != 0 {
 		t.Fatalf("lag before any partition is held = %v, want no series", got)
 	}
 
 	lag.Position(topic, 1, 0) // held, nothing applied yet
 	lag.Applied(byPart[0][:1])
 	want := map[string]float64{"0": 3, "1": 4}
-	if got := gatherLag(t, reg); !equalMaps(got, want) {
+	if got := lagOf(t, reg); !maps.Equal(got, want) {
 		t.Fatalf("lag after applying 1 of partition 0 = %v, want %v", got, want)
 	}
 
@@ -46,65 +50,30 @@ func TestLagIsWhatIsLeftOfEachPartition(t *testing.T) {
 	lag.Applied(byPart[0][1:])
 	lag.Applied(byPart[1][:3])
 	want = map[string]float64{"0": 0, "1": 1}
-	if got := gatherLag(t, reg); !equalMaps(got, want) {
+	if got := lagOf(t, reg); !maps.Equal(got, want) {
 		t.Fatalf("lag = %v, want %v", got, want)
 	}
-	if n := gatherCounter(t, reg, "kafka_consumer_records_total"); n != 7 {
+	if n := metricstest.Gather(t, reg)[`kafka_consumer_records_total{group="lag-group",topic="lag-test"}`]; n != 7 {
 		t.Fatalf("records applied = %v, want 7", n)
 	}
 
 	lag.Applied(byPart[1][3:])
 	lag.Revoke(map[string][]int32{topic: {0}})
 	want = map[string]float64{"1": 0}
-	if got := gatherLag(t, reg); !equalMaps(got, want) {
+	if got := lagOf(t, reg); !maps.Equal(got, want) {
 		t.Fatalf("lag after revoking partition 0 = %v, want %v", got, want)
 	}
 }
 
-// gatherLag returns kafka_consumer_lag_records of group lag-group by
+// lagOf returns kafka_consumer_lag_records of lag-group on lag-test by
 // partition.
-func gatherLag(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+func lagOf(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "kafka_consumer_lag_records" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["group"] != "lag-group" || labels["topic"] != "lag-test" {
-				t.Fatalf("unexpected labels %v", labels)
-			}
-			out[labels["partition"]] = m.GetGauge().GetValue()
-		}
+	prefix := `kafka_consumer_lag_records{group="lag-group",partition="`
+	for k, v := range metricstest.Prefixed(metricstest.Gather(t, reg), prefix) {
+		p, _, _ := strings.Cut(strings.TrimPrefix(k, prefix), `"`)
+		out[p] = v
 	}
 	return out
-}
-
-func gatherCounter(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
-}
-
-func equalMaps(a, b map[string]float64) bool {
-	return fmt.Sprint(a) == fmt.Sprint(b)
 }

@@ -1,11 +1,11 @@
 package postgres_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 )
@@ -19,7 +19,7 @@ func TestPoolCollectorFollowsThePool(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(postgres.NewPoolCollector(pool))
 	ctx := t.Context()
-	before := gathered(t, reg)
+	before := metricstest.Gather(t, reg)
 
 	a, err := pool.Acquire(ctx)
 	if err != nil {
@@ -30,7 +30,7 @@ func TestPoolCollectorFollowsThePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Release()
-	got := gathered(t, reg)
+	got := metricstest.Gather(t, reg)
 	a.Release()
 
 	want := map[string]float64{
@@ -49,30 +49,4 @@ func TestPoolCollectorFollowsThePool(t *testing.T) {
 	if got["postgres_pool_wait_seconds_total"] <= before["postgres_pool_wait_seconds_total"] {
 		t.Errorf("wait seconds did not grow: %v then %v", before["postgres_pool_wait_seconds_total"], got["postgres_pool_wait_seconds_total"])
 	}
-}
-
-// gathered returns every sample of reg by name and labels, as the text
-// format writes them.
-func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			name := mf.GetName()
-			for _, l := range m.GetLabel() {
-				name += fmt.Sprintf("{%s=%q}", l.GetName(), l.GetValue())
-			}
-			switch {
-			case m.GetGauge() != nil:
-				out[name] = m.GetGauge().GetValue()
-			case m.GetCounter() != nil:
-				out[name] = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return out
 }
