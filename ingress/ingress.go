@@ -51,6 +51,9 @@ type Deps struct {
 	// served.
 	Kafka    *kgo.Client
 	KafkaErr func() error
+	// OutboxMetrics, when set, counts the outbox relay's rounds; register
+	// it once per registry (outbox.NewMetrics).
+	OutboxMetrics *outbox.Metrics
 }
 
 // Service is a running ingress.

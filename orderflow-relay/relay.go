@@ -62,6 +62,9 @@ type Deps struct {
 	KafkaCompression string
 	Chain            Chain // nil: no inclusion tracking or refunds
 	Logger           *slog.Logger
+	// OutboxMetrics, when set, counts the outbox relay's rounds; register
+	// it once per registry (outbox.NewMetrics).
+	OutboxMetrics *outbox.Metrics
 }
 
 // outboxRelayEvery is how often the outbox relay looks for events that
@@ -100,6 +103,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
+	s.out.Metrics = deps.OutboxMetrics
 	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
 	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, s.fwd.ClientOpts()...); err != nil {
 		s.Close()

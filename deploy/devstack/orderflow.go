@@ -58,7 +58,8 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond, RefundConfirmations: s.cfg.RefundConfirms,
 		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
 		Stream:  relay.StreamConfig{SocketsPerKey: s.cfg.SocketsPerKey, MaxSockets: s.cfg.MaxSockets},
-	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay")})
+	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay"),
+		OutboxMetrics: s.outboxMetrics})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kraft"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/serve"
 	queryapi "blockspace.exchange/query-api"
@@ -54,9 +55,12 @@ type Stack struct {
 	dbURL                 string
 	brokers               []string
 	registry              *prometheus.Registry
-	of                    orderflowParts
-	funding               fundingParts
-	chainURL              string // the dev chain's JSON-RPC, "" when not served
+	// outboxMetrics serve ingress's and the orderflow relay's outboxes:
+	// one table, one registry.
+	outboxMetrics *outbox.Metrics
+	of            orderflowParts
+	funding       fundingParts
+	chainURL      string // the dev chain's JSON-RPC, "" when not served
 
 	// The markets: the dev beacon, the slot clock, the matcher, and the
 	// public key of the demo validator registered at start.
@@ -139,7 +143,11 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	}
 	// One collector for the three pools: on the one registry they are the
 	// process's connections, as each service's pool is in production.
-	return s.registry.Register(postgres.NewPoolCollector(s.pool, s.readPool, s.settlerPool))
+	if err := s.registry.Register(postgres.NewPoolCollector(s.pool, s.readPool, s.settlerPool)); err != nil {
+		return err
+	}
+	s.outboxMetrics = outbox.NewMetrics(s.pool)
+	return s.registry.Register(s.outboxMetrics)
 }
 
 // embeddedBroker is the broker the stack started itself: kfake in this
@@ -219,7 +227,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	}
 	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg,
 		Orders: s.cfg.Orders},
-		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr,
+		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr, OutboxMetrics: s.outboxMetrics,
 			Kafka: s.kcl, KafkaErr: func() error { return s.monitor.Err("kafka") }})
 	if err != nil {
 		return err

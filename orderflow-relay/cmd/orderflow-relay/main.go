@@ -14,6 +14,7 @@ import (
 
 	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/process"
 )
 
@@ -45,7 +46,12 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		cfg.PayerKey = key
 	}
-	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression, Logger: p.Log}
+	outboxMetrics := outbox.NewMetrics(p.Pool)
+	if err := p.Registry.Register(outboxMetrics); err != nil {
+		return nil, nil, err
+	}
+	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression, Logger: p.Log,
+		OutboxMetrics: outboxMetrics}
 	if u := r.String("CHAIN_RPC_URL", ""); u != "" {
 		cl, err := ethclient.DialContext(ctx, u)
 		if err != nil {
