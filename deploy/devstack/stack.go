@@ -215,6 +215,9 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.query.RegisterMetrics(s.registry); err != nil {
+		return err
+	}
 	im, err := httpx.NewMetrics(s.registry, "ingress")
 	if err != nil {
 		return err
