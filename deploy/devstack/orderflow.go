@@ -63,6 +63,9 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := p.relay.RegisterMetrics(s.registry); err != nil {
+		return err
+	}
 	// The dev chain starts empty: what the relay followed on the previous
 	// one (its cursor, refunds not confirmed there) is gone with it.
 	if err := relay.ForgetChain(ctx, s.pool, p.chain.ChainID()); err != nil {

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 // offsets in Postgres, and a reader without a group has none. A nil *Lag
 // does nothing, so a consumer built without metrics needs no branch.
 type Lag struct {
+	group   string
 	timeout time.Duration
 	ttl     time.Duration
 	lag     *prometheus.Desc
@@ -38,6 +40,11 @@ type Lag struct {
 	adm    *kadm.Client
 	ends   kadm.ListedOffsets
 	listed time.Time
+	// assigned is the member's assignment listed with ends (FollowGroup).
+	assigned map[string]map[int32]bool
+	// member, when set (FollowGroup), is the group client whose
+	// assignment a scrape asks the group coordinator for.
+	member *kgo.Client
 }
 
 // Lag lookups: a scrape waits at most lagTimeout for the brokers, and the
@@ -55,6 +62,7 @@ const (
 func NewLag(group string) *Lag {
 	labels := prometheus.Labels{"group": group}
 	return &Lag{
+		group:   group,
 		timeout: lagTimeout,
 		ttl:     lagCache,
 		lag: prometheus.NewDesc("kafka_consumer_lag_records",
@@ -76,6 +84,35 @@ func (l *Lag) ListWith(cl *kgo.Client) {
 	l.endsMu.Lock()
 	defer l.endsMu.Unlock()
 	l.adm = kadm.NewClient(cl)
+}
+
+// Hook returns a kgo hook that counts every record the client's polls
+// hand out as applied: for a consumer loop that cannot tell the Lag
+// itself, and that applies what it polled before it polls again. Give it
+// to the client with kgo.WithHooks.
+func (l *Lag) Hook() kgo.Hook { return lagHook{l} }
+
+type lagHook struct{ l *Lag }
+
+// OnFetchRecordUnbuffered implements kgo.HookFetchRecordUnbuffered; it
+// runs on the polling goroutine for polled records.
+func (h lagHook) OnFetchRecordUnbuffered(r *kgo.Record, polled bool) {
+	if polled {
+		h.l.Applied([]*kgo.Record{r})
+	}
+}
+
+// FollowGroup makes scrapes ask the group coordinator which partitions
+// cl, a member of the group, holds now, and forget the others: for a
+// group consumer whose loop cannot call Revoke (its client's revoke
+// callbacks belong to other code). The lookup shares the ends' cache.
+func (l *Lag) FollowGroup(cl *kgo.Client) {
+	if l == nil {
+		return
+	}
+	l.endsMu.Lock()
+	defer l.endsMu.Unlock()
+	l.member = cl
 }
 
 // Applied records that recs were applied (their offsets committed, in
@@ -165,7 +202,10 @@ func (l *Lag) Collect(ch chan<- prometheus.Metric) {
 	if len(held) == 0 {
 		return
 	}
-	ends := l.listEnds(held)
+	ends, assigned := l.listEnds(held)
+	if assigned != nil {
+		held = l.forgetUnassigned(held, assigned)
+	}
 	for topic, parts := range held {
 		for p, next := range parts {
 			end, ok := ends.Lookup(topic, p)
@@ -191,17 +231,34 @@ func (l *Lag) held() map[string]map[int32]int64 {
 	return out
 }
 
+// forgetUnassigned revokes the partitions of held the member does not
+// hold any more and returns the rest.
+func (l *Lag) forgetUnassigned(held map[string]map[int32]int64, assigned map[string]map[int32]bool) map[string]map[int32]int64 {
+	gone := map[string][]int32{}
+	for topic, parts := range held {
+		for p := range parts {
+			if !assigned[topic][p] {
+				gone[topic] = append(gone[topic], p)
+				delete(parts, p)
+			}
+		}
+	}
+	l.Revoke(gone)
+	return held
+}
+
 // listEnds returns the last stable offsets of the topics held, listed at
-// most lagCache ago; nil when the brokers did not answer within the
-// timeout, and then the scrape shows no lag rather than a stale one.
-func (l *Lag) listEnds(held map[string]map[int32]int64) kadm.ListedOffsets {
+// most lagCache ago, and with FollowGroup the member's assignment; nil
+// ends when the brokers did not answer within the timeout, and then the
+// scrape shows no lag rather than a stale one.
+func (l *Lag) listEnds(held map[string]map[int32]int64) (kadm.ListedOffsets, map[string]map[int32]bool) {
 	l.endsMu.Lock()
 	defer l.endsMu.Unlock()
 	if l.adm == nil {
-		return nil
+		return nil, nil
 	}
 	if l.ends != nil && time.Since(l.listed) < l.ttl && hasTopics(l.ends, held) {
-		return l.ends
+		return l.ends, l.assigned
 	}
 	names := make([]string, 0, len(held))
 	for topic := range held {
@@ -214,10 +271,48 @@ func (l *Lag) listEnds(held map[string]map[int32]int64) kadm.ListedOffsets {
 	ends, err := l.adm.ListCommittedOffsets(ctx, names...)
 	if err != nil {
 		l.ends = nil
-		return nil
+		return nil, nil
 	}
-	l.ends, l.listed = ends, time.Now()
-	return ends
+	var assigned map[string]map[int32]bool
+	if l.member != nil {
+		if assigned, err = l.assignment(ctx); err != nil {
+			l.ends = nil
+			return nil, nil
+		}
+	}
+	l.ends, l.assigned, l.listed = ends, assigned, time.Now()
+	return ends, assigned
+}
+
+// assignment asks the group coordinator for the partitions l.member
+// holds; l.endsMu is held.
+func (l *Lag) assignment(ctx context.Context) (map[string]map[int32]bool, error) {
+	member, _ := l.member.GroupMetadata()
+	groups, err := l.adm.DescribeGroups(ctx, l.group)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := groups[l.group]
+	if !ok || g.Err != nil {
+		return nil, fmt.Errorf("describe group %s: %v", l.group, g.Err)
+	}
+	out := map[string]map[int32]bool{}
+	for _, m := range g.Members {
+		if m.MemberID != member {
+			continue
+		}
+		c, ok := m.Assigned.AsConsumer()
+		if !ok {
+			continue
+		}
+		for _, t := range c.Topics {
+			out[t.Topic] = map[int32]bool{}
+			for _, p := range t.Partitions {
+				out[t.Topic][p] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 func hasTopics(ends kadm.ListedOffsets, held map[string]map[int32]int64) bool {

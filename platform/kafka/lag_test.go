@@ -77,3 +77,46 @@ func lagOf(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return out
 }
+
+// TestLagHookFollowsAGroupMember counts what a group consumer's polls
+// hand out through the hook, keeps the partitions the group coordinator
+// says the member holds, and forgets them once it left the group.
+func TestLagHookFollowsAGroupMember(t *testing.T) {
+	e := startApache(t)
+	cl := newTestClient(t, e, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	const topic = "lag-test"
+	if _, err := kadm.NewClient(cl).CreateTopic(testContext(t), 2, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Topic: topic, Partition: 0}, &kgo.Record{Topic: topic, Partition: 1}, &kgo.Record{Topic: topic, Partition: 1})
+
+	lag := NewLag("lag-group")
+	consumer, err := NewClient(Config{Brokers: e.Addrs(), ClientID: t.Name()}, kgo.ConsumerGroup("lag-group"), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithHooks(lag.Hook()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	lag.ListWith(cl)
+	lag.FollowGroup(consumer)
+	lag.ttl = 0
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(lag)
+	for n := 0; n < 3; {
+		fetches := consumer.PollFetches(testContext(t))
+		if err := fetches.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		n += fetches.NumRecords()
+	}
+	if want, got := map[string]float64{"0": 0, "1": 0}, lagOf(t, reg); !maps.Equal(got, want) {
+		t.Fatalf("lag after polling everything = %v, want %v", got, want)
+	}
+	if n := metricstest.Gather(t, reg)[`kafka_consumer_records_total{group="lag-group",topic="lag-test"}`]; n != 3 {
+		t.Fatalf("records counted = %v, want 3", n)
+	}
+	consumer.Close() // leaves the group
+	if got := lagOf(t, reg); len(got) != 0 {
+		t.Fatalf("lag after the member left = %v, want no series", got)
+	}
+}

@@ -68,6 +68,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := svc.RegisterMetrics(p.Registry); err != nil {
+		svc.Close()
+		return nil, nil, err
+	}
 	run := func(ctx context.Context) error { defer svc.Close(); return svc.Run(ctx) }
 	return []process.Server{{Addr: addr, Handler: svc.Handler()}}, []func(context.Context) error{run}, nil
 }
