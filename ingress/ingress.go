@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
@@ -123,6 +124,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		svc.orders.Register(engine, auth.Bearer(verifier), needs...)
 	}
 	return svc, nil
+}
+
+// RegisterMetrics adds the lag of the market catalog's feed, when the
+// service takes orders, to reg; the request and outbox metrics come with
+// Deps.
+func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
+	if s.orders == nil {
+		return nil
+	}
+	if err := reg.Register(s.orders.Lag()); err != nil {
+		return fmt.Errorf("ingress: register metrics: %w", err)
+	}
+	return nil
 }
 
 // DepositWatcher returns the chain watcher of the collateral contract's

@@ -235,6 +235,9 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.ingress.RegisterMetrics(s.registry); err != nil {
+		return err
+	}
 	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
 	if err != nil {
 		return err

@@ -54,6 +54,9 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := svc.RegisterMetrics(p.Registry); err != nil {
+		return nil, nil, err
+	}
 	loops := []func(context.Context) error{svc.Run}
 	clockLoop, err := markets(p, r, svc)
 	if err != nil {
