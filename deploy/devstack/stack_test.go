@@ -166,6 +166,14 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 	if !strings.Contains(string(metrics), `http_request_duration_seconds_count{method="GET",route="/api/v1/p/tokens",service="query-api",status="200"} 1`) {
 		t.Errorf("metrics do not count the tokens request:\n%s", grep(string(metrics), "http_request"))
 	}
+	// Every stage's metrics are on the one registry (docs/operations.md
+	// "Metrics"): the pools, the outbox, the matcher, the settler.
+	for _, sample := range []string{"postgres_pool_max_connections ", "outbox_pending_rows ", "matcher_books ",
+		`settler_batch_retries_total{consumer="ledger"} 0`, `settler_batch_retries_total{consumer="trading"} 0`} {
+		if !strings.Contains(string(metrics), "\n"+sample) {
+			t.Errorf("metrics lack %q", sample)
+		}
+	}
 }
 
 func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
