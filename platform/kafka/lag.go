@@ -177,17 +177,6 @@ func (l *Lag) Revoke(parts map[string][]int32) {
 	}
 }
 
-// Reset forgets every partition, as after an aborted transaction rewinds
-// the consumer to offsets it will be told again.
-func (l *Lag) Reset() {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	clear(l.next)
-}
-
 // Describe implements prometheus.Collector.
 func (l *Lag) Describe(ch chan<- *prometheus.Desc) {
 	ch <- l.lag
