@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
@@ -27,16 +29,24 @@ import (
 // per client IP (X-Client-IP), sweeping expired challenges every 20ms
 // while Run runs.
 func newBoundedOrderflow(t *testing.T) (*ingress.Orderflow, *httptest.Server, *pgxpool.Pool) {
+	o, srv, pool, _ := newBoundedOrderflowMetrics(t)
+	return o, srv, pool
+}
+
+// newBoundedOrderflowMetrics is newBoundedOrderflow with the registry of
+// its metrics.
+func newBoundedOrderflowMetrics(t *testing.T) (*ingress.Orderflow, *httptest.Server, *pgxpool.Pool, *prometheus.Registry) {
 	t.Helper()
 	pool := pgtest.New(t, schema.Migrations())
 	_, brokers := kafkatest.Start(t)
+	reg := prometheus.NewRegistry()
 	env, err := environment.Lookup("dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90,
 		ChallengeRate: ratelimit.Rate{PerMinute: 1, Burst: 3}, ClientIPHeader: "X-Client-IP", ChallengeSweep: 20 * time.Millisecond},
-		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
+		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +55,7 @@ func newBoundedOrderflow(t *testing.T) (*ingress.Orderflow, *httptest.Server, *p
 		srv.Close()
 		o.Close(context.Background())
 	})
-	return o, srv, pool
+	return o, srv, pool, reg
 }
 
 func getChallenge(t *testing.T, srv *httptest.Server, addr, ip string) (int, http.Header, map[string]any) {
@@ -78,7 +88,7 @@ func countRows(t *testing.T, pool *pgxpool.Pool, query string, args ...any) int 
 // while another IP still gets one; however many IPs ask for one
 // address's challenges, it keeps only of.MaxChallengesPerAddress rows.
 func TestChallengesAreBoundedPerClientAndAddress(t *testing.T) {
-	_, srv, pool := newBoundedOrderflow(t)
+	_, srv, pool, reg := newBoundedOrderflowMetrics(t)
 	for i := range 4 {
 		addr := fmt.Sprintf("0x%040x", 0xa0+i)
 		status, header, env := getChallenge(t, srv, addr, "203.0.113.1")
@@ -88,6 +98,10 @@ func TestChallengesAreBoundedPerClientAndAddress(t *testing.T) {
 		case i == 3 && (status != 429 || env["code"] != float64(20) || header.Get("Retry-After") == ""):
 			t.Fatalf("challenge beyond the burst: %d %v %v", status, header, env)
 		}
+	}
+	refused := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	if want := map[string]float64{`http_refusals_total{reason="rate_limit",service="ingress-orderflow",status="429"}`: 1}; !maps.Equal(refused, want) {
+		t.Fatalf("refusals counted %v, want %v", refused, want)
 	}
 	const victim = "0x00000000000000000000000000000000000000b1"
 	for i := range of.MaxChallengesPerAddress + 4 {

@@ -56,6 +56,9 @@ type Deps struct {
 	// Registry takes the metrics of the deposit watcher; nil registers
 	// none.
 	Registry prometheus.Registerer
+	// OutboxMetrics, when set, counts the outbox relay's rounds; register
+	// it once per registry (outbox.NewMetrics).
+	OutboxMetrics *outbox.Metrics
 }
 
 // Service is a running ingress.
@@ -125,6 +128,19 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		svc.orders.Register(engine, auth.Bearer(verifier), needs...)
 	}
 	return svc, nil
+}
+
+// RegisterMetrics adds the lag of the market catalog's feed, when the
+// service takes orders, to reg; the request and outbox metrics come with
+// Deps.
+func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
+	if s.orders == nil {
+		return nil
+	}
+	if err := reg.Register(s.orders.Lag()); err != nil {
+		return fmt.Errorf("ingress: register metrics: %w", err)
+	}
+	return nil
 }
 
 // DepositWatcher returns the chain watcher of the collateral contract's

@@ -17,6 +17,7 @@ import (
 	"blockspace.exchange/ingress/internal/sweep"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/jsonrpc"
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
@@ -115,6 +116,13 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 		producer.Close()
 		return nil, fmt.Errorf("orderflow metrics: %w", err)
 	}
+	// The API-key routes answer in the REST envelope: their refusals
+	// count with the REST frame's, as service ingress-orderflow.
+	restMetrics, err := httpx.NewMetrics(deps.Registry, "ingress-orderflow")
+	if err != nil {
+		producer.Close()
+		return nil, fmt.Errorf("orderflow metrics: %w", err)
+	}
 	chainID := big.NewInt(cfg.Environment.ChainID)
 	rules := of.Rules{ChainID: chainID}
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
@@ -132,7 +140,7 @@ func NewOrderflow(cfg OrderflowConfig, deps OrderflowDeps) (*Orderflow, error) {
 	}
 	challenges := of.NewChallenges(deps.Pool)
 	accounts := flow.NewAccounts(flow.AccountsConfig{Product: cfg.Product, ChainID: cfg.Environment.ChainID,
-		ChallengeRate: cfg.ChallengeRate, ClientIPHeader: cfg.ClientIPHeader}, keys, challenges, deps.Logger)
+		ChallengeRate: cfg.ChallengeRate, ClientIPHeader: cfg.ClientIPHeader, Metrics: restMetrics}, keys, challenges, deps.Logger)
 	sweepEvery := cfg.ChallengeSweep
 	if sweepEvery <= 0 {
 		sweepEvery = time.Minute

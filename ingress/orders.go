@@ -52,6 +52,7 @@ func OutboxConfigFromEnv(r *config.Reader) OutboxConfig {
 
 func (c OutboxConfig) build(deps Deps) *outbox.Outbox {
 	o := outbox.New(deps.Pool, deps.Kafka, deps.Logger.With("component", "outbox"))
+	o.Metrics = deps.OutboxMetrics
 	if c.PublishTimeout > 0 {
 		o.PublishTimeout = c.PublishTimeout
 	}

@@ -79,7 +79,8 @@ func (m *Matcher) Close() { m.loop.Close() }
 // Ping checks that Kafka answers, for readiness.
 func (m *Matcher) Ping(ctx context.Context) error { return m.loop.Ping(ctx) }
 
-// RegisterMetrics adds the matcher's counters to reg.
+// RegisterMetrics adds the matcher's counters, gauges and consumer lag to
+// reg.
 func (m *Matcher) RegisterMetrics(reg prometheus.Registerer) error {
 	st := m.loop.Stats()
 	counters := []struct {
@@ -96,11 +97,20 @@ func (m *Matcher) RegisterMetrics(reg prometheus.Registerer) error {
 		{"matcher_snapshot_loads_total", "Rebuilds that started from a snapshot round.", st.SnapshotsLoaded.Load},
 		{"matcher_rebuild_records_total", "Orders records read to bring engines up to date.", st.RebuildRecords.Load},
 	}
+	cs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "matcher_books", Help: "Order books held, one per open market."},
+			func() float64 { return float64(st.Books.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "matcher_resting_orders", Help: "Orders resting in the books held."},
+			func() float64 { return float64(st.Resting.Load()) }),
+		m.loop.Lag(),
+	}
 	for _, c := range counters {
 		value := c.value
-		f := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, func() float64 { return float64(value()) })
-		if err := reg.Register(f); err != nil {
-			return fmt.Errorf("matcher: register %s: %w", c.name, err)
+		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, func() float64 { return float64(value()) }))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("matcher: register metrics: %w", err)
 		}
 	}
 	return nil

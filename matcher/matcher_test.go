@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/matcher"
 	pkafka "blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -33,6 +37,10 @@ func TestRunPublishesAFill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := prometheus.NewRegistry()
+	if err := m.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
@@ -45,9 +53,10 @@ func TestRunPublishesAFill(t *testing.T) {
 	}
 	sell := topics.OrderPlace{OrderID: 1, UserID: 1, AccountID: 11, InstrumentID: "ETH-WB-7", OrderType: topics.OrderTypeLimit, Quantity: "1", Price: "0.5"}
 	buy := topics.OrderPlace{OrderID: 2, UserID: 2, AccountID: 21, InstrumentID: "ETH-WB-7", Side: true, OrderType: topics.OrderTypeLimit, Quantity: "1", Price: "0.7"}
+	rests := topics.OrderPlace{OrderID: 3, UserID: 3, AccountID: 31, InstrumentID: "ETH-WB-7", Side: true, OrderType: topics.OrderTypeLimit, Quantity: "1", Price: "0.3"}
 	layout, _ := topics.DefaultLayout(topics.Orders)
 	var recs []*kgo.Record
-	for i, cmd := range []any{open, sell, buy} {
+	for i, cmd := range []any{open, sell, buy, rests} {
 		env, ok := cmd.(topics.Envelope)
 		if !ok {
 			env, err = topics.OrderCommandEnvelope(topics.TypeOrderPlace, "cmd-"+string(rune('a'+i)), at, cmd)
@@ -81,6 +90,24 @@ func TestRunPublishesAFill(t *testing.T) {
 			}
 		})
 	}
+	// One book (the whole-block market of slot 7) with the last buy
+	// resting in it; every record applied.
+	part := strconv.Itoa(int(layout.Partition(7)))
+	want := map[string]float64{
+		"matcher_books": 1, "matcher_resting_orders": 1,
+		`kafka_consumer_records_total{group="matcher",topic="orders"}`:                        4,
+		`kafka_consumer_lag_records{group="matcher",partition="` + part + `",topic="orders"}`: 0,
+	}
+	var got map[string]float64
+	poll.Before(t, "the metrics of four records", time.Now().Add(poll.Timeout), func() bool {
+		got = metricstest.Gather(t, reg)
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				return false
+			}
+		}
+		return true
+	}, func() string { return metricstest.Dump(metricstest.Prefixed(got, "")) })
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -67,6 +67,9 @@ type Deps struct {
 	// Registry takes the relay's metrics; several relays may share one.
 	// nil registers none.
 	Registry prometheus.Registerer
+	// OutboxMetrics, when set, counts the outbox relay's rounds; register
+	// it once per registry (outbox.NewMetrics).
+	OutboxMetrics *outbox.Metrics
 }
 
 // outboxRelayEvery is how often the outbox relay looks for events that
@@ -85,6 +88,10 @@ type Service struct {
 	fwd      *builders.Forwarder
 	fwdCl    *kgo.Client
 	metrics  metrics
+	// feedLag and fwdLag are the consumer lag of the searcher feed and
+	// the forwarder, counted by hooks of their clients: both loops apply
+	// what a poll returned before they poll again.
+	feedLag, fwdLag *kafka.Lag
 }
 
 // metrics are the relay's metric sets, one per part.
@@ -127,20 +134,43 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		s.Close()
 		return nil, err
 	}
-	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed", Compression: deps.KafkaCompression}, stream.ClientOpts(ends)...); err != nil {
+	s.feedLag = kafka.NewLag("orderflow-relay-feed") // a reader in no group: its client id
+	for topic, parts := range ends {
+		for p, end := range parts {
+			s.feedLag.Position(topic, p, end)
+		}
+	}
+	feedOpts := append(stream.ClientOpts(ends), kgo.WithHooks(s.feedLag.Hook()))
+	if s.feedCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-feed", Compression: deps.KafkaCompression}, feedOpts...); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.feedLag.ListWith(s.feedCl)
 	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
+	s.out.Metrics = deps.OutboxMetrics
 	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
-	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, s.fwd.ClientOpts()...); err != nil {
+	s.fwdLag = kafka.NewLag(builders.Group)
+	fwdOpts := append(s.fwd.ClientOpts(), kgo.WithHooks(s.fwdLag.Hook()))
+	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, fwdOpts...); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.fwdLag.ListWith(s.fwdCl)
+	s.fwdLag.FollowGroup(s.fwdCl) // its revoke callbacks are the forwarder's
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
 	methods := of.SearcherMethods{Rules: of.Rules{ChainID: cfg.ChainID}, Producer: s.producer, Submissions: m.submissions}
 	s.ws = stream.NewServer(cfg.Stream, s.hub, keys, methods, deps.Logger)
 	return s, nil
+}
+
+// RegisterMetrics adds the lag of the relay's consumers to reg.
+func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
+	for _, l := range []*kafka.Lag{s.feedLag, s.fwdLag} {
+		if err := reg.Register(l); err != nil {
+			return fmt.Errorf("orderflow relay: register metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // Handler is the searcher WebSocket endpoint.

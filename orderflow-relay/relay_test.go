@@ -17,10 +17,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
@@ -50,6 +52,15 @@ func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 	defer svc.Close()
 	// Submitted the moment New returned, before Run: streamed.
 	want := publish(t, producer, 1)
+	reg := prometheus.NewRegistry()
+	if err := svc.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	// The feed starts at the ends New listed: the one submission since is
+	// its whole lag.
+	if got := lagSum(t, reg, "orderflow-relay-feed"); got != 1 {
+		t.Fatalf("feed lag before Run = %v, want 1", got)
+	}
 	srv := httptest.NewServer(svc.Handler())
 	defer srv.Close()
 	key, _, err := of.NewKeyStore(pool).Issue(ctx, "0x00000000000000000000000000000000000000c1")
@@ -80,6 +91,26 @@ func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 	if !bytes.Contains(msg, []byte(want)) {
 		t.Fatalf("first notification %.200s, want the transaction %s", msg, want)
 	}
+	// The feed streamed its one record; the forwarder, reading from the
+	// start, stored both.
+	var got map[string]float64
+	poll.Before(t, "both consumers to catch up", time.Now().Add(poll.Timeout), func() bool {
+		got = metricstest.Gather(t, reg)
+		held := metricstest.Prefixed(got, `kafka_consumer_lag_records{group="orderflow-relay-builders"`)
+		return len(held) > 0 && lagSum(t, reg, "orderflow-relay-feed") == 0 && lagSum(t, reg, "orderflow-relay-builders") == 0 &&
+			got[`kafka_consumer_records_total{group="orderflow-relay-feed",topic="orderflow-txs"}`] == 1 &&
+			got[`kafka_consumer_records_total{group="orderflow-relay-builders",topic="orderflow-txs"}`] == 2
+	}, func() string { return metricstest.Dump(metricstest.Prefixed(got, "kafka_consumer")) })
+}
+
+// lagSum is the lag of group's partitions, summed.
+func lagSum(t *testing.T, reg *prometheus.Registry, group string) float64 {
+	t.Helper()
+	var sum float64
+	for _, v := range metricstest.Prefixed(metricstest.Gather(t, reg), `kafka_consumer_lag_records{group="`+group+`"`) {
+		sum += v
+	}
+	return sum
 }
 
 // publish produces an originator transaction record as ingress does and

@@ -26,7 +26,7 @@ func (s *Service) serveLive(model *markets.Model, deps Deps, log *slog.Logger) e
 		candles = s.candles
 	}
 	s.live = live.NewServer(s.cfg.Live, live.Deps{Model: model, Tokens: s.keys, Sessions: sessions, Positions: positions,
-		Candles: candles, Clock: s.cfg.Environment, Logger: log})
+		Candles: candles, Clock: s.cfg.Environment, Logger: log, Metrics: deps.Metrics})
 	if len(s.cfg.Kafka.Brokers) == 0 {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
@@ -135,6 +136,25 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 
 // Handler is the REST handler of the service, with the WebSocket at /ws.
 func (s *Service) Handler() http.Handler { return s.handler() }
+
+// RegisterMetrics adds the lag of the service's Kafka feeds (the market
+// feed and the account feed, when it reads Kafka) to reg; the request
+// metrics come with Deps.Metrics.
+func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
+	var lags []*kafka.Lag
+	if s.feed != nil {
+		lags = append(lags, s.feed.Lag())
+	}
+	if s.accounts != nil {
+		lags = append(lags, s.accounts.Lag())
+	}
+	for _, l := range lags {
+		if err := reg.Register(l); err != nil {
+			return fmt.Errorf("query-api: register metrics: %w", err)
+		}
+	}
+	return nil
+}
 
 // Routes lists the routes the service serves, in the interface's syntax.
 func (s *Service) Routes() []httpx.Route { return append(engineRoutes(s.engine), liveRoute) }

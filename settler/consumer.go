@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -28,14 +29,19 @@ type consumer struct {
 	pool       *pgxpool.Pool
 	log        *slog.Logger
 	cl         *kgo.Client
+	// lag follows the offsets applied, for kafka_consumer_lag_records;
+	// retries counts settler_batch_retries_total.
+	lag     *kafka.Lag
+	retries prometheus.Counter
 	// apply writes one poll's records; ledger.ErrFenced means another
 	// consumer stored offsets past them.
 	apply func(ctx context.Context, recs []*kgo.Record) error
 }
 
 func newConsumer(name, group, instanceID string, brokers, topics []string, maxBatch int, pool *pgxpool.Pool, log *slog.Logger,
-	apply func(context.Context, []*kgo.Record) error) (*consumer, error) {
-	c := &consumer{name: name, group: group, instanceID: instanceID, maxBatch: maxBatch, pool: pool, log: log, apply: apply}
+	retries prometheus.Counter) (*consumer, error) {
+	c := &consumer{name: name, group: group, instanceID: instanceID, maxBatch: maxBatch, pool: pool, log: log,
+		lag: kafka.NewLag(group), retries: retries}
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
@@ -43,6 +49,8 @@ func newConsumer(name, group, instanceID string, brokers, topics []string, maxBa
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AdjustFetchOffsetsFn(c.storedOffsets),
+		kgo.OnPartitionsRevoked(c.revoked),
+		kgo.OnPartitionsLost(c.revoked),
 		kgo.FetchMaxWait(100 * time.Millisecond),
 	}
 	if instanceID != "" {
@@ -53,7 +61,13 @@ func newConsumer(name, group, instanceID string, brokers, topics []string, maxBa
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	c.lag.ListWith(c.cl)
 	return c, nil
+}
+
+// revoked forgets the lag of partitions given to another instance.
+func (c *consumer) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	c.lag.Revoke(parts)
 }
 
 // storedOffsets replaces the offsets of newly assigned partitions with the
@@ -68,9 +82,13 @@ func (c *consumer) storedOffsets(ctx context.Context, assigned map[string]map[in
 		for p := range parts {
 			if next, ok := stored[topic][p]; ok {
 				parts[p] = kgo.NewOffset().At(next)
+				c.lag.Position(topic, p, next)
 			} else {
+				// Its lag shows from its first record on: records before
+				// the start may have been dropped by retention.
 				parts[p] = kgo.NewOffset().AtStart()
 			}
+
 		}
 	}
 	return assigned, nil
@@ -124,6 +142,7 @@ func (c *consumer) applyWithRetry(ctx context.Context, recs []*kgo.Record) error
 		err := c.apply(ctx, recs)
 		switch {
 		case err == nil:
+			c.lag.Applied(recs)
 			return nil
 		case errors.Is(err, ledger.ErrFenced):
 			c.log.Warn("offsets moved past this batch; seeking to the stored offsets", "consumer", c.name)
@@ -131,6 +150,7 @@ func (c *consumer) applyWithRetry(ctx context.Context, recs []*kgo.Record) error
 		case ctx.Err() != nil:
 			return ctx.Err()
 		}
+		c.retries.Inc()
 		c.log.Error("apply batch; retrying", "consumer", c.name, "records", len(recs), "error", err, "backoff", backoff)
 		select {
 		case <-ctx.Done():
@@ -153,6 +173,7 @@ func (c *consumer) reseek(ctx context.Context, recs []*kgo.Record) error {
 			set[r.Topic] = map[int32]kgo.EpochOffset{}
 		}
 		set[r.Topic][r.Partition] = kgo.EpochOffset{Epoch: -1, Offset: stored[r.Topic][r.Partition]}
+		c.lag.Position(r.Topic, r.Partition, stored[r.Topic][r.Partition])
 	}
 	c.cl.SetOffsets(set)
 	return nil

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -78,6 +79,7 @@ type Settler struct {
 	trading  *consumer
 	producer *kgo.Client
 	feed     *feed.Publisher
+	metrics  *metrics
 
 	applied, duplicates, rejected atomic.Int64
 	trades                        tradingCounters
@@ -95,19 +97,21 @@ func New(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("settler: %w", err)
 	}
-	s := &Settler{cfg: cfg, pool: pool, log: log, sys: sys}
+	s := &Settler{cfg: cfg, pool: pool, log: log, sys: sys, metrics: newMetrics()}
 	s.producer, err = kafka.NewClient(kafka.Config{Brokers: cfg.Brokers, ClientID: "settler-feed", Compression: cfg.KafkaCompression})
 	if err != nil {
 		return nil, fmt.Errorf("settler: %w", err)
 	}
 	s.feed = feed.NewPublisher(pool, s.producer, log.With("component", "account-feed"), feedQueue)
-	s.ledger, err = newConsumer("settler", cfg.Group, cfg.InstanceID, cfg.Brokers, Topics, cfg.MaxBatch, pool, log, nil)
+	s.ledger, err = newConsumer("settler", cfg.Group, cfg.InstanceID, cfg.Brokers, Topics, cfg.MaxBatch, pool, log,
+		s.metrics.retries.WithLabelValues(ledgerConsumer))
 	if err != nil {
 		s.producer.Close()
 		return nil, err
 	}
 	s.ledger.apply = s.applyLedger
-	s.trading, err = newConsumer("settler-trading", cfg.Group+TradingGroupSuffix, cfg.InstanceID, cfg.Brokers, TradingTopics, cfg.MaxBatch, pool, log, nil)
+	s.trading, err = newConsumer("settler-trading", cfg.Group+TradingGroupSuffix, cfg.InstanceID, cfg.Brokers, TradingTopics, cfg.MaxBatch, pool, log,
+		s.metrics.retries.WithLabelValues(tradingConsumer))
 	if err != nil {
 		s.ledger.close()
 		s.producer.Close()
@@ -159,6 +163,7 @@ func (s *Settler) applyLedger(ctx context.Context, recs []*kgo.Record) error {
 	offsets := nextOffsets(recs)
 	var res ledger.Result
 	var fb *feed.Batch
+	began := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		if res, err = ledger.Apply(ctx, tx, s.sys, cmds, invalid); err != nil {
@@ -175,11 +180,25 @@ func (s *Settler) applyLedger(ctx context.Context, recs []*kgo.Record) error {
 	s.applied.Add(int64(res.Applied))
 	s.duplicates.Add(int64(res.Duplicates))
 	s.rejected.Add(int64(res.Rejected))
+	s.countLedger(recs, res, began)
 	if res.Rejected > 0 {
 		s.log.Warn("commands rejected; see journal.reason", "count", res.Rejected)
 	}
 	s.feed.Publish(fb)
 	return nil
+}
+
+// countLedger records a committed ledger batch in the metrics.
+func (s *Settler) countLedger(recs []*kgo.Record, res ledger.Result, began time.Time) {
+	m := s.metrics
+	m.committed(ledgerConsumer, recs, began)
+	for typ, n := range res.AppliedByType {
+		count(m.applied, ledgerConsumer, ledgerKind(typ), n)
+	}
+	for typ, n := range res.RejectedByType {
+		count(m.rejected, ledgerConsumer, ledgerKind(typ), n)
+	}
+	m.duplicates.WithLabelValues(ledgerConsumer).Add(float64(res.Duplicates))
 }
 
 // decodeRecords decodes every record. A record that cannot be decoded

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -67,6 +68,7 @@ func (s *Settler) applyTrading(ctx context.Context, recs []*kgo.Record) error {
 	offsets := nextOffsets(recs)
 	var res trading.Result
 	var fb *feed.Batch
+	began := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if len(trs) > 0 {
 			var err error
@@ -83,11 +85,25 @@ func (s *Settler) applyTrading(ctx context.Context, recs []*kgo.Record) error {
 		return fmt.Errorf("apply %d trading records: %w", len(recs), err)
 	}
 	s.trades.add(res)
+	s.countTrading(recs, res, began)
 	if res.Rejected > 0 {
 		s.log.Error("fills refused; see journal.reason", "count", res.Rejected)
 	}
 	s.feed.Publish(fb)
 	return nil
+}
+
+// countTrading records a committed trading batch in the metrics: fills,
+// order events and market commands applied, fills refused.
+func (s *Settler) countTrading(recs []*kgo.Record, r trading.Result, began time.Time) {
+	m := s.metrics
+	m.committed(tradingConsumer, recs, began)
+	count(m.applied, tradingConsumer, "fill", r.Fills)
+	count(m.applied, tradingConsumer, "order_event", r.Events)
+	count(m.applied, tradingConsumer, "market_open", r.Opens)
+	count(m.applied, tradingConsumer, "market_status", r.Statuses)
+	count(m.rejected, tradingConsumer, "fill", r.Rejected)
+	m.duplicates.WithLabelValues(tradingConsumer).Add(float64(r.Duplicates))
 }
 
 func changes(r trading.Result) feed.Changes {

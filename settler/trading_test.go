@@ -12,11 +12,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
@@ -256,6 +258,11 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	crashCtx, crash := context.WithCancel(ctx)
 	defer crash()
 	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 50)
+	// Each settler's metrics, to hold against the trades once all ran.
+	regs := []*prometheus.Registry{prometheus.NewRegistry()}
+	if err := s1.RegisterMetrics(regs[0]); err != nil {
+		t.Fatal(err)
+	}
 	produce(t, producer, flow.opens(t))
 	for range 4 {
 		cmds, placed := flow.commands(t, 150)
@@ -291,6 +298,10 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	for range 2 {
 		runCtx, stop := context.WithCancel(ctx)
 		s, done := startSettler(t, runCtx, b.Addrs(), pool, 300)
+		regs = append(regs, prometheus.NewRegistry())
+		if err := s.RegisterMetrics(regs[len(regs)-1]); err != nil {
+			t.Fatal(err)
+		}
 		stats = append(stats, func() int64 { return s.TradingStats().Duplicates })
 		stops = append(stops, func() { stop(); s.Close(); <-done })
 	}
@@ -325,6 +336,20 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	wg.Wait()
 	if got := tradingtest.Snapshot(t, pool); got != state {
 		t.Fatalf("duplicates changed the state:\n%s", tradingtest.Diff(got, state))
+	}
+	// Only committed batches count: the fills the three settlers counted
+	// are the trades, the duplicates those they passed over.
+	var fills, passed float64
+	for _, reg := range regs {
+		got := metricstest.Gather(t, reg)
+		fills += got[`settler_applied_total{consumer="trading",kind="fill"}`]
+		passed += got[`settler_duplicates_total{consumer="trading"}`]
+	}
+	if n := count(t, pool, `SELECT count(*) FROM trades`); fills != float64(n) {
+		t.Errorf("settler_applied_total of fills = %v, want the %d trades", fills, n)
+	}
+	if want := stats[0]() + stats[1](); passed < float64(want) || passed == 0 {
+		t.Errorf("settler_duplicates_total = %v, want at least the %d the restarted settlers passed over", passed, want)
 	}
 	tradingAudit(t, pool)
 	checkFees(t, pool)

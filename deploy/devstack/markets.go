@@ -75,7 +75,10 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 	s.matcher, err = matcher.New(matcher.Config{
 		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "matcher", Compression: s.cfg.KafkaCompression}, InstanceID: "dev", Logger: s.log.With("service", "matcher"),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return s.matcher.RegisterMetrics(s.registry)
 }
 
 func (s *Stack) runMatcher(ctx context.Context) error {

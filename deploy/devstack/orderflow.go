@@ -59,8 +59,11 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
 		Stream:  relay.StreamConfig{SocketsPerKey: s.cfg.SocketsPerKey, MaxSockets: s.cfg.MaxSockets},
 	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay"),
-		Registry: s.registry})
+		Registry: s.registry, OutboxMetrics: s.outboxMetrics})
 	if err != nil {
+		return err
+	}
+	if err := p.relay.RegisterMetrics(s.registry); err != nil {
 		return err
 	}
 	// The dev chain starts empty: what the relay followed on the previous

@@ -21,6 +21,7 @@ import (
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kraft"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/serve"
 	queryapi "blockspace.exchange/query-api"
@@ -54,9 +55,12 @@ type Stack struct {
 	dbURL                 string
 	brokers               []string
 	registry              *prometheus.Registry
-	of                    orderflowParts
-	funding               fundingParts
-	chainURL              string // the dev chain's JSON-RPC, "" when not served
+	// outboxMetrics serve ingress's and the orderflow relay's outboxes:
+	// one table, one registry.
+	outboxMetrics *outbox.Metrics
+	of            orderflowParts
+	funding       fundingParts
+	chainURL      string // the dev chain's JSON-RPC, "" when not served
 
 	// The markets: the dev beacon, the slot clock, the matcher, and the
 	// public key of the demo validator registered at start.
@@ -134,8 +138,16 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if s.readPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "query-api", ConnectTimeout: 2 * time.Second}); err != nil {
 		return err
 	}
-	s.settlerPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "settler", ConnectTimeout: 2 * time.Second})
-	return err
+	if s.settlerPool, err = postgres.Open(ctx, s.dbURL, postgres.Options{ApplicationName: "settler", ConnectTimeout: 2 * time.Second}); err != nil {
+		return err
+	}
+	// One collector for the three pools: on the one registry they are the
+	// process's connections, as each service's pool is in production.
+	if err := s.registry.Register(postgres.NewPoolCollector(s.pool, s.readPool, s.settlerPool)); err != nil {
+		return err
+	}
+	s.outboxMetrics = outbox.NewMetrics(s.pool)
+	return s.registry.Register(s.outboxMetrics)
 }
 
 // embeddedBroker is the broker the stack started itself: kfake in this
@@ -203,6 +215,9 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.query.RegisterMetrics(s.registry); err != nil {
+		return err
+	}
 	im, err := httpx.NewMetrics(s.registry, "ingress")
 	if err != nil {
 		return err
@@ -215,13 +230,19 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	}
 	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg,
 		Orders: s.cfg.Orders},
-		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr,
+		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr, OutboxMetrics: s.outboxMetrics,
 			Kafka: s.kcl, KafkaErr: func() error { return s.monitor.Err("kafka") }})
 	if err != nil {
 		return err
 	}
+	if err := s.ingress.RegisterMetrics(s.registry); err != nil {
+		return err
+	}
 	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
-	return err
+	if err != nil {
+		return err
+	}
+	return s.settler.RegisterMetrics(s.registry)
 }
 
 func (s *Stack) listen() error {

@@ -167,16 +167,18 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 		t.Errorf("metrics do not count the tokens request:\n%s", grep(string(metrics), "http_request"))
 	}
 	// Every part the stack wires in-process exports its metrics on the
-	// one registry.
+	// one registry (docs/operations.md "Metrics").
 	for _, series := range []string{
 		`chain_head_block{watcher="deposits"}`, `chain_head_block{watcher="orderflow"}`, `chain_head_block{watcher="withdrawals"}`,
 		`orderflow_stream_sockets `, `orderflow_stream_disconnects_total{reason="overflow"}`,
 		`orderflow_submissions_total{method="eth_sendBundle",outcome="accepted"}`,
 		`orderflow_builder_forwards_total{outcome="accepted"}`, `orderflow_refund_payouts_total{state="paid"}`,
 		`withdrawals_open{status="debited"}`, `withdrawals_total{state="confirmed"}`,
+		"\npostgres_pool_max_connections ", "\noutbox_pending_rows ", "\nmatcher_books ",
+		`settler_batch_retries_total{consumer="ledger"} 0`, `settler_batch_retries_total{consumer="trading"} 0`,
 	} {
 		if !strings.Contains(string(metrics), series) {
-			t.Errorf("metrics lack %s", series)
+			t.Errorf("metrics lack %q", series)
 		}
 	}
 }

@@ -23,6 +23,24 @@ const (
 	CodeUnexpected  = 9999 // a bug or an unclassified failure
 )
 
+// Reasons a request is refused with 429 or 503: the reason label of
+// http_refusals_total (docs/operations.md "Metrics"), a fixed list. The
+// constructor of the refusal decides it (TooMany, Unavailable, Needs).
+const (
+	ReasonInFlight     = "in_flight"     // MaxInFlight requests (or WebSockets) already served
+	ReasonDatabaseBusy = "database_busy" // the pool is taken and requests queue for it
+	ReasonRateLimit    = "rate_limit"    // a client's rate limit
+	ReasonPostgresDown = "postgres_down" // the last Postgres probe failed
+	ReasonKafkaDown    = "kafka_down"    // the last Kafka probe failed
+	// ReasonOverloaded is any other dependency that is down or did not
+	// answer in time (Kafka not acknowledging, data still loading).
+	ReasonOverloaded = "overloaded"
+)
+
+// reasons are the values Reason may take in the metrics.
+var reasons = map[string]bool{ReasonInFlight: true, ReasonDatabaseBusy: true, ReasonRateLimit: true,
+	ReasonPostgresDown: true, ReasonKafkaDown: true, ReasonOverloaded: true}
+
 // Error is an application error: the HTTP status, the numeric code and
 // message key of the interface, and a message that names what was wrong.
 // Handlers return it (through Fail); the error middleware renders it.
@@ -31,8 +49,9 @@ type Error struct {
 	Code       int
 	Key        string
 	Message    string
-	RetryAfter int   // seconds; set for 429 and 503
-	Cause      error // logged, never shown to the client
+	RetryAfter int    // seconds; set for 429 and 503
+	Reason     string // for 429 and 503: one of the Reason constants
+	Cause      error  // logged, never shown to the client
 }
 
 func (e *Error) Error() string {
@@ -72,15 +91,18 @@ func Refused(code int, key, format string, args ...any) *Error {
 	return &Error{Status: http.StatusOK, Code: code, Key: key, Message: fmt.Sprintf(format, args...)}
 }
 
-// TooMany is a 429 with code 20 and a Retry-After of at least one second.
-func TooMany(msg string) *Error {
-	return &Error{Status: http.StatusTooManyRequests, Code: CodeTooMany, Key: "error.tooManyRequests", Message: msg, RetryAfter: 1}
+// TooMany is a 429 with code 20 and a Retry-After of at least one second,
+// refused for reason (ReasonInFlight, ReasonDatabaseBusy, ReasonRateLimit).
+func TooMany(reason, msg string) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Code: CodeTooMany, Key: "error.tooManyRequests", Message: msg, RetryAfter: 1, Reason: reason}
 }
 
 // Unavailable is a 503 with code 21: a dependency (Kafka, Postgres) cannot
-// be reached, nothing was acknowledged, and the client may retry.
+// be reached, nothing was acknowledged, and the client may retry. Its
+// reason is ReasonOverloaded; Needs names the dependency that is down.
 func Unavailable(msg string, cause error) *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Key: "error.serviceUnavailable", Message: msg, RetryAfter: 1, Cause: cause}
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Key: "error.serviceUnavailable", Message: msg, RetryAfter: 1,
+		Reason: ReasonOverloaded, Cause: cause}
 }
 
 // Unexpected is the 500 answer; its message is generic on purpose.

@@ -38,11 +38,11 @@ func (l *limiter) middleware() gin.HandlerFunc {
 		n := l.inFlight.Add(1)
 		defer l.inFlight.Add(-1)
 		if n > l.maxInFlight {
-			Fail(c, TooMany(fmt.Sprintf("server is at its limit of %d concurrent requests", l.maxInFlight)))
+			Fail(c, TooMany(ReasonInFlight, fmt.Sprintf("server is at its limit of %d concurrent requests", l.maxInFlight)))
 			return
 		}
 		if !l.queued[c.FullPath()] && l.databaseBusy(n) {
-			Fail(c, TooMany("database is busy"))
+			Fail(c, TooMany(ReasonDatabaseBusy, "database is busy"))
 			return
 		}
 		c.Next()

@@ -31,6 +31,9 @@ func observe(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 			route = "unmatched"
 		}
 		m.observe(c.Request.Method, route, status, elapsed)
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			m.Refused(refusal(c, status))
+		}
 		level := slog.LevelDebug
 		switch {
 		case status >= 500 && status != http.StatusServiceUnavailable:
@@ -57,6 +60,17 @@ func observe(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		}
 		log.LogAttrs(c, level, "http request", attrs...)
 	}
+}
+
+// refusal is the error a 429 or 503 answer rendered; one written without
+// an *Error (it should not happen) counts as overloaded.
+func refusal(c *gin.Context, status int) *Error {
+	if last := c.Errors.Last(); last != nil {
+		if e := Classify(last.Err); e.Status == status {
+			return e
+		}
+	}
+	return &Error{Status: status, Reason: ReasonOverloaded}
 }
 
 // renderErrors turns the error a handler recorded with Fail into the

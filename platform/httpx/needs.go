@@ -9,9 +9,22 @@ import "github.com/gin-gonic/gin"
 func Needs(name string, errOf func() error) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := errOf(); err != nil {
-			Fail(c, Unavailable(name+" is unavailable, retry later", err))
+			e := Unavailable(name+" is unavailable, retry later", err)
+			e.Reason = downReason(name)
+			Fail(c, e)
 			return
 		}
 		c.Next()
 	}
+}
+
+// downReason is the refusal reason of a dependency that is down.
+func downReason(name string) string {
+	switch name {
+	case "postgres":
+		return ReasonPostgresDown
+	case "kafka":
+		return ReasonKafkaDown
+	}
+	return ReasonOverloaded
 }

@@ -66,6 +66,8 @@ type Outbox struct {
 	// the current layout gives the partition the command was first
 	// published to.
 	Layout func(ctx context.Context, family string) (topics.SlotLayout, error)
+	// Metrics, when set, counts the relay's rounds (NewMetrics).
+	Metrics *Metrics
 
 	// mu guards confirmed and held.
 	mu        sync.Mutex
@@ -500,6 +502,7 @@ func (o *Outbox) RelayOnce(ctx context.Context, limit int) (int, error) {
 	if errors.Is(err, context.Canceled) {
 		return n, nil
 	}
+	o.Metrics.relayed(n, err)
 	return n, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -14,11 +15,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/topics"
 )
@@ -64,6 +68,16 @@ func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 
 	o := New(pool, cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	o.RelayAge = 0
+	reg := prometheus.NewRegistry()
+	o.Metrics = NewMetrics(pool)
+	reg.MustRegister(o.Metrics)
+	if _, err := pool.Exec(ctx, `UPDATE outbox SET created = now() - interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
+	before := metricstest.Gather(t, reg)
+	if before["outbox_pending_rows"] != 2 || before["outbox_oldest_pending_age_seconds"] < 60 {
+		t.Fatalf("before the relay: %v, want 2 rows, the oldest a minute old", before)
+	}
 	o.Layout = func(_ context.Context, family string) (topics.SlotLayout, error) {
 		if family != topics.Orders {
 			t.Errorf("layout of %q read", family)
@@ -76,6 +90,11 @@ func TestRelayRepublishesToTheSlotsPartition(t *testing.T) {
 	var left int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d rows left (%v)", left, err)
+	}
+	after := metricstest.Gather(t, reg)
+	want := map[string]float64{"outbox_pending_rows": 0, "outbox_oldest_pending_age_seconds": 0, "outbox_published_total": 2, "outbox_publish_failures_total": 0}
+	if !maps.Equal(after, want) {
+		t.Fatalf("after the relay: %v, want %v", after, want)
 	}
 	got := map[string]*kgo.Record{}
 	reader, err := kafka.NewClient(kafka.Config{Brokers: brokers}, kgo.ConsumeTopics(topics.Orders, topics.LedgerCommands))
@@ -207,6 +226,7 @@ func TestRelayDeletesWhatKafkaTookWhenItRefusesARow(t *testing.T) {
 
 	o := New(pool, cl, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	o.RelayAge = 0
+	o.Metrics = NewMetrics(pool)
 	for round := range 3 {
 		n, err := o.RelayOnce(ctx, 100)
 		if err == nil || !strings.Contains(err.Error(), "MESSAGE_TOO_LARGE") {
@@ -223,6 +243,12 @@ func TestRelayDeletesWhatKafkaTookWhenItRefusesARow(t *testing.T) {
 		if err != nil || len(left) != 1 || left[0] != largeID {
 			t.Fatalf("round %d left rows %v (%v); want only the large one, %d", round, left, err, largeID)
 		}
+	}
+	if n := testutil.ToFloat64(o.Metrics.failures); n != 3 {
+		t.Fatalf("failed rounds counted %v, want 3", n)
+	}
+	if n := testutil.ToFloat64(o.Metrics.published); n != 0 {
+		t.Fatalf("published rows counted %v, want 0: every round rolled back", n)
 	}
 	got := map[string]int{}
 	for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topics.LedgerCommands) {

@@ -136,6 +136,7 @@ func (p *Process) connect(ctx context.Context, needs Needs) error {
 			return err
 		}
 		p.Pool = pool
+		p.Registry.MustRegister(postgres.NewPoolCollector(pool))
 		p.Monitor.Add("postgres", func(ctx context.Context) error { return pool.Ping(ctx) })
 	}
 	if needs.Kafka {

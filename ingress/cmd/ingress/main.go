@@ -15,6 +15,7 @@ import (
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/process"
 )
 
@@ -40,12 +41,20 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
+	outboxMetrics := outbox.NewMetrics(p.Pool)
+	if err := p.Registry.Register(outboxMetrics); err != nil {
+		return nil, nil, err
+	}
 	deps := ingress.Deps{
 		Pool: p.Pool, Logger: p.Log, Metrics: metrics, DBErr: p.DBErr,
 		Kafka: p.Kafka, KafkaErr: func() error { return p.Monitor.Err("kafka") }, Registry: p.Registry,
+		OutboxMetrics: outboxMetrics,
 	}
 	svc, err := ingress.New(ctx, cfg, deps)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := svc.RegisterMetrics(p.Registry); err != nil {
 		return nil, nil, err
 	}
 	loops := []func(context.Context) error{svc.Run}

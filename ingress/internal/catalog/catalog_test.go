@@ -4,15 +4,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/market"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
@@ -180,6 +183,10 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lag := kafka.NewLag("ingress-catalog")
+	feed.CountIn(lag)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(lag)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- feed.Run(runCtx) }()
@@ -190,6 +197,22 @@ func TestFeedIsReadyAfterReadingTheLog(t *testing.T) {
 		}
 	}()
 	poll.Until(t, "catalog ready", func() bool { return c.Err() == nil })
+	// The feed reads the commit marker too: caught up, the transactional
+	// partitions show no lag either.
+	var lags map[string]float64
+	poll.Before(t, "no lag once ready", time.Now().Add(poll.Timeout), func() bool {
+		lags = metricstest.Prefixed(metricstest.Gather(t, reg), "kafka_consumer_lag_records")
+		events := 0
+		for k, v := range lags {
+			if v != 0 {
+				return false
+			}
+			if strings.Contains(k, `topic="order-events"`) {
+				events++
+			}
+		}
+		return events > 0
+	}, func() string { return metricstest.Dump(lags) })
 	now := time.Now()
 	for slot, open := range map[uint64]bool{100: true, 101: false, 102: false, 103: true} {
 		m := c.Lookup(topics.InstrumentID(topics.WholeBlock, slot))

@@ -24,6 +24,7 @@ type Feed struct {
 	need map[string]map[int32]int64
 	// tap sees every record the feed reads, control records included.
 	tap func(*kgo.Record)
+	lag *kafka.Lag // nil until CountIn
 }
 
 // feedTopics are the topics the catalog learns from.
@@ -77,6 +78,7 @@ func (f *Feed) Run(ctx context.Context) error {
 			f.log.Warn("market catalog feed: fetch", "topic", topic, "partition", p, "error", err)
 		})
 		fetches.EachRecord(f.apply)
+		f.lag.Applied(fetches.Records())
 		f.checkReady()
 	}
 }
@@ -134,6 +136,14 @@ func (f *Feed) listTargets(ctx context.Context, adm *kadm.Client) (map[string]ma
 // it, control records included (the commit markers of the matcher's
 // transactions). It must be set before Run and must not block.
 func (f *Feed) Tap(fn func(*kgo.Record)) { f.tap = fn }
+
+// CountIn makes the feed tell l what it read. It reads control records
+// too, so its lag on the matcher's transactional order-events falls to 0
+// when it is caught up. Call it before Run.
+func (f *Feed) CountIn(l *kafka.Lag) {
+	f.lag = l
+	l.ListWith(f.cl)
+}
 
 func (f *Feed) apply(r *kgo.Record) {
 	f.reached(r)

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"blockspace.exchange/ingress/internal/ratelimit"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/jsonrpc"
 	of "blockspace.exchange/platform/orderflow"
 )
@@ -26,6 +27,9 @@ type AccountsConfig struct {
 	// until it expires.
 	ChallengeRate  ratelimit.Rate
 	ClientIPHeader string // header a trusted gateway puts the client IP in; "" = the peer address
+	// Metrics counts the challenges refused over ChallengeRate
+	// (http_refusals_total); nil counts nothing.
+	Metrics *httpx.Metrics
 }
 
 // Accounts serves {orderflow_url}/v1/auth/*: challenge, verify, account,
@@ -113,8 +117,10 @@ func (a *Accounts) challenge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok, wait := a.byIP.Allow(ratelimit.ClientKey(r, a.cfg.ClientIPHeader)); !ok {
+		e := httpx.TooMany(httpx.ReasonRateLimit, "too many challenges from this client address; retry later")
+		a.cfg.Metrics.Refused(e)
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		fail(w, http.StatusTooManyRequests, 20, "error.tooManyRequests", "too many challenges from this client address; retry later")
+		fail(w, e.Status, e.Code, e.Key, e.Message)
 		return
 	}
 	expires := a.now().Add(of.ChallengeTTL).Truncate(time.Millisecond)

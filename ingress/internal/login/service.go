@@ -123,7 +123,7 @@ func tooMany(ok bool, wait time.Duration, what string) error {
 	if ok {
 		return nil
 	}
-	e := httpx.TooMany("too many login attempts from this " + what + "; retry later")
+	e := httpx.TooMany(httpx.ReasonRateLimit, "too many login attempts from this "+what+"; retry later")
 	e.RetryAfter = int(math.Ceil(wait.Seconds()))
 	return e
 }

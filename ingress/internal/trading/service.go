@@ -95,6 +95,9 @@ type Service struct {
 	log      *slog.Logger
 	// decisions is nil when answers do not wait for the matcher.
 	decisions *decisions
+	// lag is the catalog feed's consumer lag (group label: its client
+	// id), made here so that it can be registered before Run.
+	lag *kafka.Lag
 
 	layoutMu sync.Mutex
 	layout   topics.SlotLayout
@@ -117,7 +120,7 @@ func New(cfg Config, pool *pgxpool.Pool, kcl *kgo.Client, out *outbox.Outbox, lo
 	s := &Service{
 		cfg: cfg, pool: pool, kcl: kcl, outbox: out, log: log,
 		catalog: catalog.New(), accounts: newAccounts(pool, 1<<16),
-		cancelPrefix: hex.EncodeToString(prefix[:]),
+		cancelPrefix: hex.EncodeToString(prefix[:]), lag: kafka.NewLag(CatalogFeedGroup),
 	}
 	s.commits = newCommitter(s)
 	if cfg.AnswerWait > 0 {
@@ -125,6 +128,13 @@ func New(cfg Config, pool *pgxpool.Pool, kcl *kgo.Client, out *outbox.Outbox, lo
 	}
 	return s, nil
 }
+
+// CatalogFeedGroup is the group label of the catalog feed's lag: the feed
+// reads in no consumer group.
+const CatalogFeedGroup = "ingress-catalog"
+
+// Lag returns the catalog feed's consumer metrics, to register.
+func (s *Service) Lag() *kafka.Lag { return s.lag }
 
 // Catalog is the market catalog the service checks orders against.
 func (s *Service) Catalog() *catalog.Catalog { return s.catalog }
@@ -185,6 +195,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.decisions != nil {
 		feed.Tap(s.decisions.observe)
 	}
+	feed.CountIn(s.lag)
 	return feed.Run(ctx)
 }
 

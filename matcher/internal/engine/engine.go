@@ -65,6 +65,20 @@ func New() *Engine {
 	return &Engine{slots: make(map[uint64]*slot)}
 }
 
+// Books returns how many order books the engine holds (one per market
+// of a slot not finalized) and how many orders rest in them.
+func (e *Engine) Books() (books, resting int) {
+	for _, s := range e.slots {
+		for _, m := range s.markets {
+			if m != nil && m.book != nil {
+				books++
+				resting += m.book.Len()
+			}
+		}
+	}
+	return books, resting
+}
+
 // Apply processes one input and returns its outputs, in publishing order.
 // The returned slice is valid until the next call.
 //

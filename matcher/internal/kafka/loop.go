@@ -47,6 +47,8 @@ type Loop struct {
 	// parts is only touched by the goroutine in Run.
 	parts map[int32]*partition
 	stats Stats
+	// lag follows the offsets committed, for kafka_consumer_lag_records.
+	lag *pkafka.Lag
 
 	// snapshotPartBytes is the most compressed state one snapshot record
 	// carries: snapshotPartBytes, less in tests.
@@ -90,6 +92,10 @@ type Stats struct {
 	Rebuilds  atomic.Int64 // engines brought up to date from the log
 	Aborts    atomic.Int64 // transactions that did not commit
 	Assigned  atomic.Int64 // orders partitions this instance holds now
+	// Books and Resting are the order books the engines hold and the
+	// orders resting in them, as of the last transaction's end.
+	Books   atomic.Int64
+	Resting atomic.Int64
 
 	Snapshots       atomic.Int64 // snapshot rounds written
 	SnapshotsLoaded atomic.Int64 // rebuilds that started from a snapshot round
@@ -102,7 +108,7 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition), snapshotPartBytes: snapshotPartBytes}
+	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition), snapshotPartBytes: snapshotPartBytes, lag: pkafka.NewLag(cfg.Group)}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),
@@ -133,6 +139,7 @@ func New(cfg Config) (*Loop, error) {
 		return nil, fmt.Errorf("matcher: new transact session: %w", err)
 	}
 	l.sess = sess
+	l.lag.ListWith(sess.Client())
 	return l, nil
 }
 
@@ -143,18 +150,23 @@ func clientID(cfg Config) string {
 	return "matcher"
 }
 
-// assigned and revoked keep Stats.Assigned; they run on the client's
-// goroutine and touch only the atomic counter.
+// assigned and revoked keep Stats.Assigned and the lag's partitions; they
+// run on the client's goroutine and touch only the atomic counter and the
+// lag, which has its own lock.
 func (l *Loop) assigned(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
 	l.stats.Assigned.Add(int64(len(ps[topics.Orders])))
 }
 
 func (l *Loop) revoked(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
 	l.stats.Assigned.Add(-int64(len(ps[topics.Orders])))
+	l.lag.Revoke(ps)
 }
 
 // Stats returns the loop's counters.
 func (l *Loop) Stats() *Stats { return &l.stats }
+
+// Lag returns the consumer's lag metrics, to register.
+func (l *Loop) Lag() *pkafka.Lag { return l.lag }
 
 // Ping checks that a broker answers, for readiness.
 func (l *Loop) Ping(ctx context.Context) error { return pkafka.Ping(ctx, l.sess.Client()) }
@@ -262,8 +274,10 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 	if err != nil {
 		return fmt.Errorf("end transaction: %w", errors.Join(err, produced.get()))
 	}
+	defer l.countBooks()
 	if committed {
 		l.stats.Committed.Add(int64(fetches.NumRecords()))
+		l.lag.Applied(fetches.Records())
 	} else {
 		// The group rewinds to the last committed offsets; every engine
 		// has applied records it will see again.
@@ -272,6 +286,19 @@ func (l *Loop) transact(ctx context.Context, fetches kgo.Fetches) error {
 		l.log.Warn("matcher: transaction aborted; engines rebuild from the log", "produce_err", produced.get())
 	}
 	return nil
+}
+
+// countBooks stores the books and resting orders of every engine in
+// Stats, for the gauges; scrapes read them from any goroutine.
+func (l *Loop) countBooks() {
+	var books, resting int
+	for _, p := range l.parts {
+		b, r := p.engine.Books()
+		books += b
+		resting += r
+	}
+	l.stats.Books.Store(int64(books))
+	l.stats.Resting.Store(int64(resting))
 }
 
 // work is the records of one partition in a batch, with its engine.

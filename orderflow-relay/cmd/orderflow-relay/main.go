@@ -14,6 +14,7 @@ import (
 
 	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/process"
 )
 
@@ -45,8 +46,12 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		}
 		cfg.PayerKey = key
 	}
+	outboxMetrics := outbox.NewMetrics(p.Pool)
+	if err := p.Registry.Register(outboxMetrics); err != nil {
+		return nil, nil, err
+	}
 	deps := relay.Deps{Pool: p.Pool, Brokers: p.Common.KafkaBrokers, KafkaCompression: p.Common.KafkaCompression, Logger: p.Log,
-		Registry: p.Registry}
+		OutboxMetrics: outboxMetrics, Registry: p.Registry}
 	if u := r.String("CHAIN_RPC_URL", ""); u != "" {
 		cl, err := ethclient.DialContext(ctx, u)
 		if err != nil {
@@ -61,6 +66,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	}
 	svc, err := relay.New(ctx, cfg, deps)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := svc.RegisterMetrics(p.Registry); err != nil {
+		svc.Close()
 		return nil, nil, err
 	}
 	run := func(ctx context.Context) error { defer svc.Close(); return svc.Run(ctx) }

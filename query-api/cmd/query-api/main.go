@@ -35,6 +35,9 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := svc.RegisterMetrics(p.Registry); err != nil {
+		return nil, nil, err
+	}
 	return []process.Server{
 		{Addr: addr, Handler: svc.Handler()},
 		{Addr: r.String("ORDERFLOW_ADDR", ":8083"), Handler: queryapi.NewOrderflow(p.Pool, 0, p.Log)},

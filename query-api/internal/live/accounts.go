@@ -27,6 +27,7 @@ type AccountFeed struct {
 	hub   *Hub
 	log   *slog.Logger
 	dedup accountDedup
+	lag   *kafka.Lag // group label: the client id
 }
 
 // accountChannels maps the feed's types to channels and push actions.
@@ -43,8 +44,13 @@ func NewAccountFeed(cfg kafka.Config, hub *Hub, log *slog.Logger) (*AccountFeed,
 	if err != nil {
 		return nil, fmt.Errorf("account feed: %w", err)
 	}
-	return &AccountFeed{cl: cl, hub: hub, log: log, dedup: newAccountDedup()}, nil
+	lag := kafka.NewLag(cfg.ClientID)
+	lag.ListWith(cl)
+	return &AccountFeed{cl: cl, hub: hub, log: log, dedup: newAccountDedup(), lag: lag}, nil
 }
+
+// Lag returns the feed's consumer metrics, to register.
+func (f *AccountFeed) Lag() *kafka.Lag { return f.lag }
 
 // Run pushes records until ctx ends, then closes the client.
 func (f *AccountFeed) Run(ctx context.Context) error {
@@ -58,6 +64,7 @@ func (f *AccountFeed) Run(ctx context.Context) error {
 			f.log.Warn("account feed: fetch", "topic", topic, "partition", p, "error", err)
 		})
 		fetches.EachRecord(f.apply)
+		f.lag.Applied(fetches.Records())
 	}
 }
 

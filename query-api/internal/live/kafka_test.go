@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
@@ -351,4 +353,17 @@ func TestAccountFeedIsPrivate(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, quantities)
 		}
 	}
+	// Everything produced was read: the partitions it went to show no lag.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(feed.Lag())
+	var lags map[string]float64
+	poll.Before(t, "the feed's lag to reach 0", time.Now().Add(poll.Timeout), func() bool {
+		lags = metricstest.Prefixed(metricstest.Gather(t, reg), `kafka_consumer_lag_records{group="live-test",`)
+		for _, v := range lags {
+			if v != 0 {
+				return false
+			}
+		}
+		return len(lags) >= 1 && len(lags) <= 2 // alice's and bob's partitions
+	}, func() string { return metricstest.Dump(lags) })
 }

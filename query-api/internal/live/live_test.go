@@ -2,6 +2,7 @@ package live
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/httpx"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
@@ -82,7 +85,12 @@ func TestErrorsAreAnsweredWithCodes(t *testing.T) {
 }
 
 func TestUpgradeRefusals(t *testing.T) {
-	h := newHarness(t, Config{MaxSockets: 1}, nil)
+	reg := prometheus.NewRegistry()
+	m, err := httpx.NewMetrics(reg, "query-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessWith(t, Config{MaxSockets: 1}, Deps{Metrics: m})
 	resp, err := http.Get(h.http.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +110,12 @@ func TestUpgradeRefusals(t *testing.T) {
 	_, resp, err = websocket.DefaultDialer.Dial(h.url, nil)
 	if err == nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("socket over the limit: %v %v", err, resp)
+	}
+	// Only the 429 is a refusal: the 400 and the 401 are the client's.
+	got := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	want := map[string]float64{`http_refusals_total{reason="in_flight",service="query-api",status="429"}`: 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("refusals counted: %v, want %v", got, want)
 	}
 }
 

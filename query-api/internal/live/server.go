@@ -100,6 +100,7 @@ type Deps struct {
 	Candles   CandleReader            // the candles channel; nil answers code 21
 	Clock     environment.Environment // genesis and slot length, for the currentSlot query
 	Logger    *slog.Logger
+	Metrics   *httpx.Metrics // counts refused upgrades; nil counts nothing
 }
 
 // Server is the WebSocket endpoint. It registers itself as the market
@@ -138,7 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.hub.Stats().Sockets >= s.cfg.MaxSockets {
-		s.fail(w, httpx.TooMany("server is at its limit of "+strconv.Itoa(s.cfg.MaxSockets)+" WebSockets"))
+		s.fail(w, httpx.TooMany(httpx.ReasonInFlight, "server is at its limit of "+strconv.Itoa(s.cfg.MaxSockets)+" WebSockets"))
 		return
 	}
 	var claims *auth.Claims
@@ -169,8 +170,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sock.readLoop()
 }
 
-// fail answers a refused upgrade with the REST error envelope.
+// fail answers a refused upgrade with the REST error envelope; a 429 is
+// counted as the REST frame counts its own.
 func (s *Server) fail(w http.ResponseWriter, e *httpx.Error) {
+	s.deps.Metrics.Refused(e)
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}

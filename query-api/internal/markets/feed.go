@@ -17,6 +17,7 @@ type Feed struct {
 	cl    *kgo.Client
 	model *Model
 	log   *slog.Logger
+	lag   *kafka.Lag // group label: the client id
 }
 
 // wanted are the record types the model uses; the type header lets the
@@ -41,8 +42,13 @@ func NewFeed(cfg kafka.Config, since time.Time, model *Model, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("market feed: %w", err)
 	}
-	return &Feed{cl: cl, model: model, log: log}, nil
+	lag := kafka.NewLag(cfg.ClientID)
+	lag.ListWith(cl)
+	return &Feed{cl: cl, model: model, log: log, lag: lag}, nil
 }
+
+// Lag returns the feed's consumer metrics, to register.
+func (f *Feed) Lag() *kafka.Lag { return f.lag }
 
 // Run applies records until ctx ends, then closes the client. After each
 // poll it flushes the model, so held book changes go out without waiting
@@ -59,6 +65,7 @@ func (f *Feed) Run(ctx context.Context) error {
 		})
 		fetches.EachRecord(f.apply)
 		f.model.Flush()
+		f.lag.Applied(fetches.Records())
 	}
 }
 

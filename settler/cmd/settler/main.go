@@ -55,6 +55,10 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.RegisterMetrics(p.Registry); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
 	run := func(ctx context.Context) error {
 		defer s.Close()
 		return s.Run(ctx)

@@ -74,6 +74,9 @@ type Result struct {
 	Duplicates int // commands applied before (or twice in the batch)
 	Rejected   int // commands refused; their entry records why
 	Postings   int
+	// AppliedByType and RejectedByType split Applied and Rejected by
+	// the commands' envelope type ("invalid" for undecodable records).
+	AppliedByType, RejectedByType map[string]int
 	// Entries are the journal entries this Apply created, applied or
 	// rejected, so that what they posted can be read back in the same
 	// transaction (the account feed does).
@@ -155,16 +158,20 @@ func Apply(ctx context.Context, tx pgx.Tx, sys System, cmds []Command, invalid m
 		return res, err
 	}
 	b.postings = make([]posting, 0, maxPostings(fresh))
+	res.AppliedByType, res.RejectedByType = map[string]int{}, map[string]int{}
 	for _, c := range fresh {
 		if reason, bad := invalid[c.ID]; bad {
 			b.reject(c, reason)
+			res.RejectedByType[c.Type]++
 			continue
 		}
 		if err := b.apply(c); err != nil {
 			b.reject(c, err.Error())
+			res.RejectedByType[c.Type]++
 			continue
 		}
 		res.Applied++
+		res.AppliedByType[c.Type]++
 	}
 	res.Rejected = len(b.rejected)
 	res.Postings = len(b.postings)
