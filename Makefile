@@ -39,6 +39,7 @@ run-cluster:
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-kafka.sh >/dev/null
 	@bash scripts/ensure-nginx.sh
+	@bash scripts/ensure-promtool.sh
 	@$(GO) build -o bin/cluster ./deploy/cmd/cluster
 	exec ./bin/cluster
 
@@ -54,6 +55,7 @@ deps:
 	@bash scripts/ensure-kcat.sh
 	@bash scripts/ensure-compose.sh
 	@bash scripts/ensure-nginx.sh
+	@bash scripts/ensure-promtool.sh
 	@bash scripts/ensure-e2e.sh
 	@bash scripts/ensure-chromium.sh
 	@bash scripts/ensure-schemathesis.sh >/dev/null
