@@ -39,7 +39,6 @@ run-cluster:
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-kafka.sh >/dev/null
 	@bash scripts/ensure-nginx.sh
-	@bash scripts/ensure-promtool.sh
 	@$(GO) build -o bin/cluster ./deploy/cmd/cluster
 	exec ./bin/cluster
 
