@@ -26,6 +26,13 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 	if status, _ := postJSON(t, a.Orderflow.Originator+"/v1", rpc("eth_sendRawTransaction", "0x00"), nil); status != 200 {
 		t.Fatalf("eth_sendRawTransaction: HTTP %d", status)
 	}
+	queriedMetricsExported(t, a.Admin)
+}
+
+// queriedMetricsExported waits until the metrics the dashboard and the
+// alerts query are all on the admin addresses' /metrics, together.
+func queriedMetricsExported(t *testing.T, admins ...string) {
+	t.Helper()
 	dash, err := monitoring.DashboardQueries()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +44,12 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 	queried := monitoring.Queried(append(dash, alerts...))
 	var missing []string
 	poll.Before(t, "every metric the dashboard and the alerts query on /metrics", time.Now().Add(poll.Timeout), func() bool {
-		exported := scrapeNames(t, a.Admin+"/metrics")
+		exported := map[string]bool{}
+		for _, admin := range admins {
+			for name := range scrapeNames(t, admin+"/metrics") {
+				exported[name] = true
+			}
+		}
 		missing = missing[:0]
 		for name, where := range queried {
 			if !exported[name] {
@@ -47,6 +59,23 @@ func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
 		sort.Strings(missing)
 		return len(missing) == 0
 	}, func() string { return "not exported:\n" + strings.Join(missing, "\n") })
+}
+
+// On the production shape the metrics come from the service binaries, each
+// wired by its own main: the processes together export every metric the
+// dashboard and the alerts query.
+func (s *shape) queriedMetricsExported(t *testing.T) {
+	if r := call(t, "GET", s.REST()+"/api/v1/p/tokens"); r.status != 200 {
+		t.Fatalf("GET tokens: %d", r.status)
+	}
+	if status, _ := postJSON(t, "http://"+s.Public("8081")+"/v1", rpc("eth_sendRawTransaction", "0x00"), nil); status != 200 {
+		t.Fatalf("eth_sendRawTransaction: HTTP %d", status)
+	}
+	var admins []string
+	for _, in := range s.All() {
+		admins = append(admins, "http://"+in.Admin())
+	}
+	queriedMetricsExported(t, admins...)
 }
 
 // scrapeNames returns the sample names of a Prometheus text exposition.
