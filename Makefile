@@ -55,6 +55,7 @@ deps:
 	@bash scripts/ensure-compose.sh
 	@bash scripts/ensure-nginx.sh
 	@bash scripts/ensure-kubectl.sh
+	@bash scripts/ensure-promtool.sh
 	@bash scripts/ensure-e2e.sh
 	@bash scripts/ensure-chromium.sh
 	@bash scripts/ensure-schemathesis.sh >/dev/null

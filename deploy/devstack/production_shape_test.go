@@ -41,6 +41,7 @@ type shape struct {
 // after them all.
 func TestProductionShape(t *testing.T) {
 	s := startShape(t)
+	t.Run("the processes export what the dashboard and the alerts query", func(t *testing.T) { s.queriedMetricsExported(t) })
 	t.Run("broker leading a live slot's orders partition killed", func(t *testing.T) { s.brokerLeaderKilled(t) })
 	t.Run("rolling restart of every service under load", func(t *testing.T) { s.rollingRestart(t) })
 	t.Run("matchers scaled 1, 3, 1 while trading", func(t *testing.T) { s.scaleMatchers(t) })
