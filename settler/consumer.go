@@ -52,6 +52,9 @@ func newConsumer(name, group, instanceID string, brokers, topics []string, maxBa
 		kgo.OnPartitionsRevoked(c.revoked),
 		kgo.OnPartitionsLost(c.revoked),
 		kgo.FetchMaxWait(100 * time.Millisecond),
+		// The commit markers of the matcher's transactions reach the
+		// loop, which skips them, so that the lag falls to 0.
+		kgo.KeepControlRecords(),
 	}
 	if instanceID != "" {
 		opts = append(opts, kgo.InstanceID(instanceID))
@@ -123,8 +126,11 @@ func (c *consumer) run(ctx context.Context) error {
 			// rather than stay up with nothing to do.
 			return fmt.Errorf("%s: another process is member %s of group %s: %w", c.name, c.instanceID, c.group, fenced)
 		}
-		if recs := fetches.Records(); len(recs) > 0 {
-			if err := c.applyWithRetry(ctx, recs); err != nil {
+		recs := fetches.Records()
+		applied := true
+		if data := kafka.DataRecords(recs); len(data) > 0 {
+			var err error
+			if applied, err = c.applyWithRetry(ctx, data); err != nil {
 				c.cl.AllowRebalance()
 				if ctx.Err() != nil {
 					return nil
@@ -132,29 +138,34 @@ func (c *consumer) run(ctx context.Context) error {
 				return err
 			}
 		}
+		if applied {
+			// The markers among and after the records need no applying:
+			// the offsets stored stay before a trailing one, which a
+			// restart reads again.
+			c.lag.Applied(recs)
+		}
 		c.cl.AllowRebalance()
 	}
 }
 
-func (c *consumer) applyWithRetry(ctx context.Context, recs []*kgo.Record) error {
+func (c *consumer) applyWithRetry(ctx context.Context, recs []*kgo.Record) (bool, error) {
 	backoff := 100 * time.Millisecond
 	for {
 		err := c.apply(ctx, recs)
 		switch {
 		case err == nil:
-			c.lag.Applied(recs)
-			return nil
+			return true, nil
 		case errors.Is(err, ledger.ErrFenced):
 			c.log.Warn("offsets moved past this batch; seeking to the stored offsets", "consumer", c.name)
-			return c.reseek(ctx, recs)
+			return false, c.reseek(ctx, recs)
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		c.retries.Inc()
 		c.log.Error("apply batch; retrying", "consumer", c.name, "records", len(recs), "error", err, "backoff", backoff)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)

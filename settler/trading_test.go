@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -312,6 +313,12 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	if n := count(t, pool, `SELECT count(*) FROM trades`); n <= settled {
 		t.Fatalf("%d trades after the restart, %d before: the crash came after everything", n, settled)
 	}
+	// Caught up, the trading consumers show no lag: the commit marker
+	// that ends each of the matcher's transactions takes an offset, and
+	// they read past it.
+	poll.Until(t, "the trading consumers' lag at 0, the matcher's commit markers read", func() bool {
+		return tradingLagZero(t, regs[1:])
+	})
 
 	// The matcher's records again, as a producer retrying would send them.
 	recs := readTopics(t, producer)
@@ -561,4 +568,22 @@ func checkFees(t *testing.T, pool *pgxpool.Pool) {
 	if !earned.IsPositive() || !earned.Equal(recorded) || !earned.Equal(paid) {
 		t.Fatalf("fee account earned %s from trades; trades record %s of fees; traders paid %s", earned, recorded, paid)
 	}
+}
+
+// tradingLagZero says whether the settlers of regs report the trading
+// consumer's lag, and 0 on every partition.
+func tradingLagZero(t *testing.T, regs []*prometheus.Registry) bool {
+	t.Helper()
+	series := 0
+	for _, reg := range regs {
+		for name, v := range metricstest.Gather(t, reg) {
+			if strings.HasPrefix(name, `kafka_consumer_lag_records{group="settler-trading",`) {
+				series++
+				if v != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return series > 0
 }

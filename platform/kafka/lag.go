@@ -117,6 +117,14 @@ func (l *Lag) FollowGroup(cl *kgo.Client) {
 
 // Applied records that recs were applied (their offsets committed, in
 // Kafka or in Postgres): each partition's next offset moves past them.
+//
+// A consumer of a topic written in transactions (the matcher's
+// order-events and fills) should read with kgo.KeepControlRecords, skip
+// them with DataRecords and give Applied all it polled: each transaction
+// ends in a commit marker that takes an offset, and only a consumer that
+// sees the marker knows it has nothing left to apply; otherwise its lag
+// never falls below one per partition. Control records advance the
+// position and are not counted in kafka_consumer_records_total.
 func (l *Lag) Applied(recs []*kgo.Record) {
 	if l == nil || len(recs) == 0 {
 		return
@@ -124,13 +132,32 @@ func (l *Lag) Applied(recs []*kgo.Record) {
 	counts := map[string]int{}
 	l.mu.Lock()
 	for _, r := range recs {
-		counts[r.Topic]++
+		if !r.Attrs.IsControl() {
+			counts[r.Topic]++
+		}
 		l.advance(r.Topic, r.Partition, r.Offset+1)
 	}
 	l.mu.Unlock()
 	for topic, n := range counts {
 		l.records.WithLabelValues(topic).Add(float64(n))
 	}
+}
+
+// DataRecords returns recs without their control records (transaction
+// markers, kept by kgo.KeepControlRecords), recs itself when it has none.
+func DataRecords(recs []*kgo.Record) []*kgo.Record {
+	for i, r := range recs {
+		if r.Attrs.IsControl() {
+			data := append(make([]*kgo.Record, 0, len(recs)-1), recs[:i]...)
+			for _, r := range recs[i+1:] {
+				if !r.Attrs.IsControl() {
+					data = append(data, r)
+				}
+			}
+			return data
+		}
+	}
+	return recs
 }
 
 // advance moves a partition's next offset forward; l.mu is held.
