@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/settler"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/jsonrpc"
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 )
 
 // TestOutcome classifies the answers the orderflow endpoints give.

@@ -10,7 +10,7 @@ import (
 
 	"blockspace.exchange/ingress/internal/chainwatch"
 	"blockspace.exchange/platform/chain"
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 )

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/ingress/internal/ratelimit"
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 )
 

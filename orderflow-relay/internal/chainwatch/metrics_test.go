@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/orderflow-relay/internal/chainwatch"
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 )
 
 // measured is a watcher like env.watcher whose metrics are on a fresh

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/poll"
 )
 

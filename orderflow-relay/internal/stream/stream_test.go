@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/jsonrpc"
-	"blockspace.exchange/platform/metrics/metricstest"
+	"blockspace.exchange/platform/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"

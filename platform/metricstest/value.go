@@ -1,4 +1,3 @@
-// Package metricstest reads metrics back from a registry in tests.
 package metricstest
 
 import (
