@@ -18,6 +18,7 @@ import (
 	"blockspace.exchange/matcher/internal/engine"
 	pkafka "blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/kafka/kfakebroker"
 	"blockspace.exchange/topics"
 )
 
@@ -103,7 +104,7 @@ func topicsWithoutLeaders(ctx context.Context, adm *kadm.Client, want map[string
 // catalog topic; the benchmark compares it with the real broker.
 func startEmbedded(t testing.TB, ctx context.Context) pkafka.Config {
 	t.Helper()
-	e, err := pkafka.StartEmbedded(ctx, pkafka.EmbeddedConfig{Addr: "127.0.0.1:0"})
+	e, err := kfakebroker.Start(ctx, kfakebroker.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"context"
@@ -24,9 +24,9 @@ func dataDir(t *testing.T) string {
 }
 
 // start starts a cluster that is stopped when the test ends.
-func start(t *testing.T, cfg EmbeddedConfig) *Embedded {
+func start(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	e, err := StartEmbedded(t.Context(), cfg)
+	e, err := Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -35,7 +35,7 @@ func start(t *testing.T, cfg EmbeddedConfig) *Embedded {
 }
 
 // execSQL runs one statement on the cluster's application database.
-func execSQL(t *testing.T, e *Embedded, sql string) {
+func execSQL(t *testing.T, e *Server, sql string) {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), e.URL())
 	if err != nil {
@@ -48,7 +48,7 @@ func execSQL(t *testing.T, e *Embedded, sql string) {
 }
 
 // count returns SELECT count(*) FROM table on the application database.
-func count(t *testing.T, e *Embedded, table string) int {
+func count(t *testing.T, e *Server, table string) int {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), e.URL())
 	if err != nil {

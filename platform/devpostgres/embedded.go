@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"context"
@@ -14,19 +14,19 @@ import (
 // other program took the chosen one between our check and the server's bind.
 const portAttempts = 3
 
-// Embedded is a running private PostgreSQL server. Its life is bound to this
+// Server is a running private PostgreSQL server. Its life is bound to this
 // process: if we die, however abruptly, the kernel asks it for a fast shutdown.
-type Embedded struct {
+type Server struct {
 	pm       *childproc.Process
 	port     int
 	database string
 	logger   *slog.Logger
 }
 
-// StartEmbedded creates the cluster in cfg.DataDir when there is none, starts
+// Start creates the cluster in cfg.DataDir when there is none, starts
 // the server on 127.0.0.1 and returns once it accepts connections. A server
 // left over from a crashed run on the same directory is cleaned up first.
-func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+func Start(ctx context.Context, cfg Config) (*Server, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func prepareDataArea(l layout, o owner) (*os.File, error) {
 
 // launch starts the server, moving to another port when the chosen one was
 // taken in the meantime. An explicit port is never moved.
-func launch(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, o owner, log *os.File) (*Embedded, error) {
+func launch(ctx context.Context, cfg Config, bin string, l layout, o owner, log *os.File) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		port, err := choosePort(cfg.Port, l.portFile())
 		if err != nil {
@@ -106,7 +106,7 @@ func launch(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, o own
 }
 
 // finishStart creates the application database and remembers the port.
-func finishStart(ctx context.Context, e *Embedded, cfg EmbeddedConfig, l layout, o owner) error {
+func finishStart(ctx context.Context, e *Server, cfg Config, l layout, o owner) error {
 	if err := ensureDatabase(ctx, e.adminURL(), cfg.Database); err != nil {
 		return err
 	}
@@ -117,30 +117,30 @@ func finishStart(ctx context.Context, e *Embedded, cfg EmbeddedConfig, l layout,
 }
 
 // URL is a postgres:// URL of the application database for pgx.
-func (e *Embedded) URL() string { return e.urlFor(e.database) }
+func (e *Server) URL() string { return e.urlFor(e.database) }
 
 // adminURL points at the maintenance database, which always exists.
-func (e *Embedded) adminURL() string { return e.urlFor("postgres") }
+func (e *Server) adminURL() string { return e.urlFor("postgres") }
 
-func (e *Embedded) urlFor(database string) string {
+func (e *Server) urlFor(database string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, e.port, database)
 }
 
 // Port is the TCP port the server listens on at 127.0.0.1.
-func (e *Embedded) Port() int { return e.port }
+func (e *Server) Port() int { return e.port }
 
 // Pid is the process id of the postmaster.
-func (e *Embedded) Pid() int { return e.pm.Pid }
+func (e *Server) Pid() int { return e.pm.Pid }
 
 // Done is closed when the server process has exited, whether through Stop or
 // not, so that a supervisor can notice a server that died.
-func (e *Embedded) Done() <-chan struct{} { return e.pm.Done() }
+func (e *Server) Done() <-chan struct{} { return e.pm.Done() }
 
 // Stop asks for a fast shutdown (sessions are cut, a checkpoint is written)
 // and waits for the process to exit. When ctx ends first the server is
 // killed; the next start recovers from its WAL. Stopping a stopped server
 // is a no-op.
-func (e *Embedded) Stop(ctx context.Context) error {
+func (e *Server) Stop(ctx context.Context) error {
 	if e.pm.Exited() {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (e *Embedded) Stop(ctx context.Context) error {
 
 // kill ends the server at once and waits for it to be reaped. Its backends
 // notice and exit by themselves.
-func (e *Embedded) kill() error {
+func (e *Server) kill() error {
 	err := e.pm.Signal(syscall.SIGKILL)
 	<-e.pm.Done()
 	return err

@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"context"
@@ -27,7 +27,7 @@ host    all       all   127.0.0.1/32  trust
 // initCluster runs initdb unless the data area already holds a cluster.
 // initdb writes into a scratch directory that is renamed into place at the
 // end, so a crash halfway leaves nothing that looks like a cluster.
-func initCluster(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, o owner, log *os.File) error {
+func initCluster(ctx context.Context, cfg Config, bin string, l layout, o owner, log *os.File) error {
 	if _, err := os.Stat(filepath.Join(l.cluster(), "PG_VERSION")); err == nil {
 		return nil
 	}
@@ -56,7 +56,7 @@ func initCluster(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, 
 
 // initdbArgs uses the C locale so that sorting and the cluster do not depend on
 // which locales the machine happens to have installed.
-func initdbArgs(cfg EmbeddedConfig, dir string) []string {
+func initdbArgs(cfg Config, dir string) []string {
 	args := []string{
 		"--pgdata=" + dir,
 		"--username=" + superuser,

@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"errors"

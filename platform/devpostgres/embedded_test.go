@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 func TestEmbeddedRestartKeepsData(t *testing.T) {
 	t.Parallel()
-	cfg := EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true}
+	cfg := Config{DataDir: dataDir(t), Ephemeral: true}
 	first := start(t, cfg)
 	execSQL(t, first, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1), (2)")
 	if err := first.Stop(t.Context()); err != nil {
@@ -38,7 +38,7 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 
 func TestEmbeddedListensOnlyOnLoopback(t *testing.T) {
 	t.Parallel()
-	e := start(t, EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true})
+	e := start(t, Config{DataDir: dataDir(t), Ephemeral: true})
 	conn, err := pgx.Connect(t.Context(), e.URL())
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -58,7 +58,7 @@ func TestEmbeddedListensOnlyOnLoopback(t *testing.T) {
 
 func TestEmbeddedMovesOffBusyRememberedPort(t *testing.T) {
 	t.Parallel()
-	cfg := EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true}
+	cfg := Config{DataDir: dataDir(t), Ephemeral: true}
 	first := start(t, cfg)
 	if err := first.Stop(t.Context()); err != nil {
 		t.Fatalf("stop: %v", err)
@@ -78,15 +78,15 @@ func TestEmbeddedRecoversStaleLock(t *testing.T) {
 		name string
 		// leave ends the first server and leaves a postmaster.pid behind,
 		// given the file's content while the server ran.
-		leave func(t *testing.T, e *Embedded, pidFile string, content []byte)
+		leave func(t *testing.T, e *Server, pidFile string, content []byte)
 	}{
-		{"postmaster killed", func(t *testing.T, e *Embedded, _ string, _ []byte) {
+		{"postmaster killed", func(t *testing.T, e *Server, _ string, _ []byte) {
 			if err := syscall.Kill(e.Pid(), syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			<-e.Done()
 		}},
-		{"pid reused by another process", func(t *testing.T, e *Embedded, pidFile string, content []byte) {
+		{"pid reused by another process", func(t *testing.T, e *Server, pidFile string, content []byte) {
 			if err := e.Stop(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestEmbeddedRecoversStaleLock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true}
+			cfg := Config{DataDir: dataDir(t), Ephemeral: true}
 			created := start(t, cfg) // an ephemeral initdb skips its slow fsync
 			if err := created.Stop(t.Context()); err != nil {
 				t.Fatal(err)
@@ -130,9 +130,9 @@ func TestEmbeddedRecoversStaleLock(t *testing.T) {
 
 func TestEmbeddedRefusesDataDirInUse(t *testing.T) {
 	t.Parallel()
-	cfg := EmbeddedConfig{DataDir: dataDir(t), Ephemeral: true}
+	cfg := Config{DataDir: dataDir(t), Ephemeral: true}
 	start(t, cfg)
-	_, err := StartEmbedded(t.Context(), cfg)
+	_, err := Start(t.Context(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "in use by postgres pid") {
 		t.Fatalf("second start on the same dir: err = %v, want in use", err)
 	}
@@ -164,7 +164,7 @@ func TestEmbeddedDiesWithItsParent(t *testing.T) {
 	if err := poll(t.Context(), func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }); err != nil {
 		t.Fatalf("postmaster %d still running after its parent died: %v", pid, err)
 	}
-	e := start(t, EmbeddedConfig{DataDir: dir, Ephemeral: true})
+	e := start(t, Config{DataDir: dir, Ephemeral: true})
 	execSQL(t, e, "SELECT 1")
 }
 
@@ -178,7 +178,7 @@ func TestEmbeddedHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child of TestEmbeddedDiesWithItsParent")
 	}
-	e, err := StartEmbedded(context.Background(), EmbeddedConfig{DataDir: dir, Ephemeral: true})
+	e, err := Start(context.Background(), Config{DataDir: dir, Ephemeral: true})
 	if err != nil {
 		fmt.Println(0)
 		t.Fatal(err)

@@ -1,29 +1,32 @@
-package kafka
+package kfakebroker
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/topics"
 )
 
-func TestStartEmbeddedRejectsAddresses(t *testing.T) {
+func TestStartRejectsAddresses(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:9092", "10.1.2.3:9092", "127.0.0.1", "127.0.0.1:70000", "127.0.0.1:http"} {
-		if e, err := StartEmbedded(testContext(t), EmbeddedConfig{Addr: addr}); err == nil {
+		if e, err := Start(testContext(t), Config{Addr: addr}); err == nil {
 			_ = e.Close()
-			t.Errorf("StartEmbedded(%q) succeeded", addr)
+			t.Errorf("Start(%q) succeeded", addr)
 		} else if !strings.Contains(err.Error(), addr) {
 			t.Errorf("error %q does not name the address %q", err, addr)
 		}
 	}
 }
 
-func TestEmbeddedPortZeroPicksAFreePort(t *testing.T) {
+func TestPortZeroPicksAFreePort(t *testing.T) {
 	a, b := startBroker(t, ""), startBroker(t, "")
 	if len(a.Addrs()) != 1 || a.Addrs()[0] == b.Addrs()[0] || strings.HasSuffix(a.Addrs()[0], ":0") {
 		t.Fatalf("addresses %v and %v", a.Addrs(), b.Addrs())
@@ -33,18 +36,18 @@ func TestEmbeddedPortZeroPicksAFreePort(t *testing.T) {
 	}
 }
 
-// TestEmbeddedSurvivesRestart writes records and commits consumer group
+// TestBrokerSurvivesRestart writes records and commits consumer group
 // offsets, closes the broker and starts a new one on the same directory: the
 // topics with their configs, the records and the committed offsets are back,
 // and new records continue after the old ones.
-func TestEmbeddedSurvivesRestart(t *testing.T) {
+func TestBrokerSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	first, err := StartEmbedded(testContext(t), EmbeddedConfig{Addr: "127.0.0.1:0", DataDir: dir})
+	first, err := Start(testContext(t), Config{Addr: "127.0.0.1:0", DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl := newTestClient(t, first)
-	if err := EnsureTopics(testContext(t), kadm.NewClient(cl), topics.Catalog()); err != nil {
+	if err := kafka.EnsureTopics(testContext(t), kadm.NewClient(cl), topics.Catalog()); err != nil {
 		t.Fatal(err)
 	}
 	written := produceCommands(t, cl, 0, 5)
@@ -56,13 +59,13 @@ func TestEmbeddedSurvivesRestart(t *testing.T) {
 
 	second := startBroker(t, dir)
 	adm := kadm.NewClient(newTestClient(t, second))
-	if got := partitionCounts(t, adm, topics.LedgerCommands)[topics.LedgerCommands]; got != 8 {
+	if got := partitionCount(t, adm, topics.LedgerCommands); got != 8 {
 		t.Fatalf("ledger-commands has %d partitions after restart, want 8", got)
 	}
 	if got := topicConfig(t, adm, topics.MatcherSnapshots, "cleanup.policy"); got != "compact" {
 		t.Fatalf("matcher-snapshots cleanup.policy after restart = %q", got)
 	}
-	read := consumeAll(t, second, topics.LedgerCommands, len(written))
+	read := kafkatest.ReadToEnd(testContext(t), t, newTestClient(t, second), topics.LedgerCommands)
 	assertSameRecords(t, read, written)
 
 	offsets, err := adm.FetchOffsets(testContext(t), "settler")
@@ -85,15 +88,24 @@ func produceCommands(t *testing.T, cl *kgo.Client, from, n int) []*kgo.Record {
 	t.Helper()
 	var rs []*kgo.Record
 	for i := from; i < from+n; i++ {
-		e := mustEnvelope(t, topics.TypeLedgerTransfer, fmt.Sprintf("cmd-%d", i), map[string]any{"n": i})
-		r, err := NewRecord(topics.LedgerCommands, []byte("1"), e)
+		e, err := topics.NewEnvelope(topics.TypeLedgerTransfer, 1, fmt.Sprintf("cmd-%d", i), time.UnixMilli(1738824000000), map[string]any{"n": i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := kafka.NewRecord(topics.LedgerCommands, []byte("1"), e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rs = append(rs, r)
 	}
-	written := produce(t, cl, rs...)
-	for i, r := range written {
+	results := cl.ProduceSync(testContext(t), rs...)
+	if err := results.FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var written []*kgo.Record
+	for i, res := range results {
+		r := res.Record
+		written = append(written, r)
 		if r.Partition != written[0].Partition || r.Offset != int64(from+i) {
 			t.Fatalf("record %d went to partition %d offset %d", i, r.Partition, r.Offset)
 		}
@@ -102,7 +114,7 @@ func produceCommands(t *testing.T, cl *kgo.Client, from, n int) []*kgo.Record {
 }
 
 // commitFirst consumes ledger-commands in a group and commits the first n.
-func commitFirst(t *testing.T, e *Embedded, group string, n int) {
+func commitFirst(t *testing.T, e *Broker, group string, n int) {
 	t.Helper()
 	cl := newTestClient(t, e,
 		kgo.ConsumerGroup(group),
@@ -134,7 +146,7 @@ func assertSameRecords(t *testing.T, got, want []*kgo.Record) {
 		if g.Offset != w.Offset || !bytes.Equal(g.Key, w.Key) || !bytes.Equal(g.Value, w.Value) {
 			t.Fatalf("record %d: got %d %s=%s, want %d %s=%s", i, g.Offset, g.Key, g.Value, w.Offset, w.Key, w.Value)
 		}
-		typ, version, ok := RecordType(g)
+		typ, version, ok := kafka.RecordType(g)
 		if !ok || typ != topics.TypeLedgerTransfer || version != 1 {
 			t.Fatalf("record %d headers %v", i, g.Headers)
 		}

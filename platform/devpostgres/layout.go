@@ -1,8 +1,8 @@
-package postgres
+package devpostgres
 
 import "path/filepath"
 
-// layout names the files inside EmbeddedConfig.DataDir. The PostgreSQL data
+// layout names the files inside Config.DataDir. The PostgreSQL data
 // directory is a subdirectory so that initdb gets the empty directory it
 // insists on, and so that our own files never mix with the server's.
 type layout struct {

@@ -1,4 +1,8 @@
-package kafka
+// Package kfakebroker runs franz-go's kfake, an in-process broker speaking
+// the real Kafka protocol, as the Kafka of the one-machine dev stack (make
+// run), persisted on disk. No service binary links it: in production the
+// services reach Kafka through KAFKA_BROKERS alone.
+package kfakebroker
 
 import (
 	"context"
@@ -11,13 +15,15 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"blockspace.exchange/platform/kafka"
 )
 
-// DefaultEmbeddedAddr is where the one-machine stack serves Kafka.
-const DefaultEmbeddedAddr = "127.0.0.1:9092"
+// DefaultAddr is where the one-machine stack serves Kafka.
+const DefaultAddr = "127.0.0.1:9092"
 
-// EmbeddedConfig configures the in-process broker.
-type EmbeddedConfig struct {
+// Config configures the in-process broker.
+type Config struct {
 	// Addr is the listen address. Default 127.0.0.1:9092. The host must be
 	// 127.0.0.1 or localhost (the broker serves this machine only); port 0
 	// picks a free port, which Addrs reports.
@@ -30,18 +36,18 @@ type EmbeddedConfig struct {
 	Logger *slog.Logger
 }
 
-// Embedded is franz-go's kfake broker speaking the real Kafka protocol, so
+// Broker is franz-go's kfake broker speaking the real Kafka protocol, so
 // the services, kcat and any other client use it like a cluster of one.
-type Embedded struct {
+type Broker struct {
 	cluster *kfake.Cluster
 	log     *kfakeLogger
 }
 
-// StartEmbedded starts the broker, reloading DataDir when it holds an
+// Start starts the broker, reloading DataDir when it holds an
 // earlier run, and returns once the broker answers a metadata request or
 // ctx ends.
-func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
-	port, err := embeddedPort(cfg.Addr)
+func Start(ctx context.Context, cfg Config) (*Broker, error) {
+	port, err := listenPort(cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +67,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded kafka on port %d: %w", port, err)
 	}
-	e := &Embedded{cluster: cluster, log: log}
+	e := &Broker{cluster: cluster, log: log}
 	if err := e.waitReady(ctx); err != nil {
 		e.cluster.Close()
 		return nil, err
@@ -69,11 +75,11 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	return e, nil
 }
 
-// embeddedPort checks the address and returns its port. kfake always binds
+// listenPort checks the address and returns its port. kfake always binds
 // 127.0.0.1, so any other host would be a silent lie.
-func embeddedPort(addr string) (int, error) {
+func listenPort(addr string) (int, error) {
 	if addr == "" {
-		addr = DefaultEmbeddedAddr
+		addr = DefaultAddr
 	}
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -89,27 +95,27 @@ func embeddedPort(addr string) (int, error) {
 	return port, nil
 }
 
-func (e *Embedded) waitReady(ctx context.Context) error {
-	cl, err := NewClient(Config{Brokers: e.Addrs(), ClientID: "embedded-readiness"})
+func (e *Broker) waitReady(ctx context.Context) error {
+	cl, err := kafka.NewClient(kafka.Config{Brokers: e.Addrs(), ClientID: "embedded-readiness"})
 	if err != nil {
 		return fmt.Errorf("start embedded kafka: %w", err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := Ping(ctx, cl); err != nil {
+	if err := kafka.Ping(ctx, cl); err != nil {
 		return fmt.Errorf("start embedded kafka: %w", err)
 	}
 	return nil
 }
 
 // Addrs returns the host:port the broker listens on.
-func (e *Embedded) Addrs() []string { return e.cluster.ListenAddrs() }
+func (e *Broker) Addrs() []string { return e.cluster.ListenAddrs() }
 
 // Close stops the broker. With a DataDir it first writes the remaining state
 // (topics, committed offsets, producer ids) and syncs the log, and reports
 // any error the broker met while doing so. Close is safe to call twice.
-func (e *Embedded) Close() error {
+func (e *Broker) Close() error {
 	e.log.startCapture()
 	e.cluster.Close()
 	if errs := e.log.captured(); len(errs) > 0 {

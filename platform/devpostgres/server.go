@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const connectAttemptTimeout = time.Second
 
 // serverArgs passes every setting on the command line, where it overrides
 // postgresql.conf, so that a restart always runs with the current config.
-func serverArgs(cfg EmbeddedConfig, l layout, port int) []string {
+func serverArgs(cfg Config, l layout, port int) []string {
 	args := []string{
 		"-D", l.cluster(),
 		"-c", "listen_addresses=127.0.0.1",
@@ -51,7 +51,7 @@ func socketDirSetting(dir string) string {
 }
 
 // startOnPort starts the server and waits until it accepts connections.
-func startOnPort(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, o owner, log *os.File, port int) (*Embedded, error) {
+func startOnPort(ctx context.Context, cfg Config, bin string, l layout, o owner, log *os.File, port int) (*Server, error) {
 	cmd := exec.Command(filepath.Join(bin, "postgres"), serverArgs(cfg, l, port)...)
 	cmd.Dir = l.root
 	cmd.Stdout, cmd.Stderr = log, log
@@ -59,7 +59,7 @@ func startOnPort(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, 
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedded{pm: pm, port: port, database: cfg.Database, logger: cfg.Logger}
+	e := &Server{pm: pm, port: port, database: cfg.Database, logger: cfg.Logger}
 	if err := waitReady(ctx, e); err != nil {
 		_ = e.kill()
 		return nil, fmt.Errorf("start postgres on port %d: %w\n%s", port, err, logTail(l.logFile()))
@@ -69,7 +69,7 @@ func startOnPort(ctx context.Context, cfg EmbeddedConfig, bin string, l layout, 
 
 // waitReady polls with real connections until the server accepts one: that
 // is the only proof of readiness a client cares about.
-func waitReady(ctx context.Context, e *Embedded) error {
+func waitReady(ctx context.Context, e *Server) error {
 	var lastErr error
 	accepting := func() bool {
 		if e.pm.Exited() {

@@ -1,4 +1,4 @@
-package postgres
+package devpostgres
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 )
 
 // DefaultDatabase is the application database created in a new embedded
-// cluster when EmbeddedConfig.Database is empty.
+// cluster when Config.Database is empty.
 const DefaultDatabase = "exchange"
 
-// EmbeddedConfig describes a private PostgreSQL cluster run as a child process.
-type EmbeddedConfig struct {
+// Config describes a private PostgreSQL cluster run as a child process.
+type Config struct {
 	// DataDir holds everything of the cluster: the PostgreSQL data directory,
 	// the unix socket, the server log and the remembered port. Typically
 	// ".data/postgres". Created when missing.
@@ -39,7 +39,7 @@ type EmbeddedConfig struct {
 
 // withDefaults validates the config and fills in defaults. DataDir becomes
 // absolute because the server runs with its own working directory.
-func (c EmbeddedConfig) withDefaults() (EmbeddedConfig, error) {
+func (c Config) withDefaults() (Config, error) {
 	if c.DataDir == "" {
 		return c, errors.New("embedded postgres config: DataDir is empty; set it, e.g. .data/postgres")
 	}
