@@ -95,15 +95,15 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCompact -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzEncodeData -fuzztime 30s ./topics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeAccountEvent -fuzztime 30s ./topics/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/trading/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/settlement/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeJSONBytes -fuzztime 30s ./platform/httpx/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./platform/auth/
 	$(GO) test -run '^$$' -fuzz '^FuzzParams$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseVerify$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefresh$$' -fuzztime 30s ./ingress/internal/login/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePlace$$' -fuzztime 30s ./matcher/internal/engine/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodePlace$$' -fuzztime 30s ./ingress/internal/trading/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCancel$$' -fuzztime 30s ./ingress/internal/trading/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePlace$$' -fuzztime 30s ./ingress/internal/orderentry/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCancel$$' -fuzztime 30s ./ingress/internal/orderentry/
 	$(GO) test -run '^$$' -fuzz '^FuzzApplyRecord$$' -fuzztime 30s ./matcher/internal/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTx$$' -fuzztime 30s ./platform/orderflow/
@@ -123,7 +123,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzSingleElement$$' -fuzztime 30s ./platform/jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodedTxAppendJSON$$' -fuzztime 30s ./topics/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/trading/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseQueries$$' -fuzztime 30s ./query-api/internal/tradingreads/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIDs$$' -fuzztime 30s ./query-api/internal/funding/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTxQuery$$' -fuzztime 30s ./query-api/internal/funding/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./settler/internal/ledger/

@@ -1,6 +1,6 @@
 package ingress
 
-import "blockspace.exchange/ingress/internal/chainwatch"
+import "blockspace.exchange/ingress/internal/deposits"
 
 // DepositWatcherConfig configures the deposit watcher (DepositWatcher).
-type DepositWatcherConfig = chainwatch.Config
+type DepositWatcherConfig = deposits.Config

@@ -17,11 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
-	"blockspace.exchange/ingress/internal/chainwatch"
+	"blockspace.exchange/ingress/internal/deposits"
 	"blockspace.exchange/ingress/internal/funding"
 	"blockspace.exchange/ingress/internal/login"
+	"blockspace.exchange/ingress/internal/orderentry"
 	"blockspace.exchange/ingress/internal/sweep"
-	"blockspace.exchange/ingress/internal/trading"
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	pchain "blockspace.exchange/platform/chain"
@@ -69,7 +69,7 @@ type Service struct {
 	logins   *login.Service
 	log      *slog.Logger
 	outbox   *outbox.Outbox
-	orders   *trading.Service
+	orders   *orderentry.Service
 }
 
 // New builds the ingress REST frame. The frame knows the whole interface,
@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		MaxInFlight: cfg.MaxInFlight, DBPool: deps.Pool, Routes: api.MustRoutes(),
 		// Orders wait in the group-commit lanes, which hold their
 		// connections by design; MaxInFlight bounds them.
-		QueuedRoutes: trading.PlaceRoutes(),
+		QueuedRoutes: orderentry.PlaceRoutes(),
 	})
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		if orders.SlotLength == 0 {
 			orders.SlotLength = cfg.Environment.SlotLength
 		}
-		svc.orders, err = trading.New(orders, deps.Pool, deps.Kafka, svc.outbox, deps.Logger.With("component", "orders"))
+		svc.orders, err = orderentry.New(orders, deps.Pool, deps.Kafka, svc.outbox, deps.Logger.With("component", "orders"))
 		if err != nil {
 			return nil, fmt.Errorf("ingress: %w", err)
 		}
@@ -146,13 +146,13 @@ func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
 // DepositWatcher returns the chain watcher of the collateral contract's
 // deposits, publishing with deps.Kafka and registering its metrics on
 // deps.Registry; run it with its Run method.
-func DepositWatcher(cfg chainwatch.Config, chain chainwatch.Chain, deps Deps) (*chainwatch.Watcher, error) {
+func DepositWatcher(cfg deposits.Config, chain deposits.Chain, deps Deps) (*deposits.Watcher, error) {
 	m, err := pchain.NewWatcherMetrics(deps.Registry, pchain.WatcherDeposits)
 	if err != nil {
 		return nil, fmt.Errorf("deposit watcher metrics: %w", err)
 	}
 	cfg.Metrics = m
-	return chainwatch.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
+	return deposits.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
 }
 
 // Run keeps the verification keys fresh, deletes expired login

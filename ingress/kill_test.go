@@ -15,7 +15,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"blockspace.exchange/ingress/internal/trading"
+	"blockspace.exchange/ingress/internal/orderentry"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/proctest"
@@ -236,7 +236,7 @@ func publishedPlaces(t *testing.T, h *harness) map[string]*publishedPlace {
 	out := make(map[string]*publishedPlace)
 	for _, r := range h.commandsOf(topics.TypeOrderPlace) {
 		e, cmd := decodeCommand[topics.OrderPlace](t, r)
-		if want := trading.PlaceCommandID(cmd.OrderID); e.ID != want {
+		if want := orderentry.PlaceCommandID(cmd.OrderID); e.ID != want {
 			t.Errorf("order.place of order %d at %d/%d has the id %q, want %q", cmd.OrderID, r.Partition, r.Offset, e.ID, want)
 		}
 		p, ok := out[e.ID]
@@ -293,7 +293,7 @@ func checkAcknowledged(t *testing.T, acked []int64, lastBeforeKill int64, publis
 			t.Errorf("order id %d acknowledged twice", id)
 		}
 		seen[id] = true
-		if _, ok := published[trading.PlaceCommandID(id)]; !ok {
+		if _, ok := published[orderentry.PlaceCommandID(id)]; !ok {
 			t.Errorf("order %d was acknowledged but its order.place was never published", id)
 		}
 		if _, ok := stored[id]; !ok {
@@ -316,7 +316,7 @@ func checkAcknowledged(t *testing.T, acked []int64, lastBeforeKill int64, publis
 func checkStoredArePublished(t *testing.T, stored map[int64]storedOrder, published map[string]*publishedPlace) {
 	t.Helper()
 	for id, o := range stored {
-		p, ok := published[trading.PlaceCommandID(id)]
+		p, ok := published[orderentry.PlaceCommandID(id)]
 		switch {
 		case !ok:
 			t.Errorf("order %d is stored (account %d reserves %s) but its order.place was never published", id, o.account, o.reserved)

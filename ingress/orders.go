@@ -3,13 +3,13 @@ package ingress
 import (
 	"time"
 
-	"blockspace.exchange/ingress/internal/trading"
+	"blockspace.exchange/ingress/internal/orderentry"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/outbox"
 )
 
 // OrderEntryConfig configures order entry (docs/api.md "Orders").
-type OrderEntryConfig = trading.Config
+type OrderEntryConfig = orderentry.Config
 
 // OrderEntryConfigFromEnv reads ORDER_MAX_PER_REQUEST (50 orders per place
 // request), ORDER_BATCH_WAIT (1ms a batch waits for concurrent requests),

@@ -13,14 +13,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	mkafka "blockspace.exchange/matcher/internal/kafka"
-	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/matcher/internal/kafkaloop"
+	"blockspace.exchange/platform/kafka"
 )
 
 // Config configures a matcher instance.
 type Config struct {
 	// Kafka is how to reach the brokers.
-	Kafka pkafka.Config
+	Kafka kafka.Config
 	// Group is the consumer group shared by all instances; default
 	// "matcher".
 	Group string
@@ -30,7 +30,7 @@ type Config struct {
 	// incarnation left open.
 	InstanceID string
 	// StaticMember makes InstanceID the group member's static id, so a
-	// restart resumes without a rebalance (see mkafka.Config).
+	// restart resumes without a rebalance (see kafkaloop.Config).
 	StaticMember bool
 	// MaxBatch bounds the records of one transaction; default 10,000.
 	MaxBatch int
@@ -42,7 +42,7 @@ type Config struct {
 
 // Matcher is a running matcher instance.
 type Matcher struct {
-	loop *mkafka.Loop
+	loop *kafkaloop.Loop
 }
 
 // New connects to Kafka; Run starts consuming.
@@ -50,7 +50,7 @@ func New(cfg Config) (*Matcher, error) {
 	if cfg.InstanceID == "" {
 		return nil, fmt.Errorf("matcher: missing instance id")
 	}
-	loop, err := mkafka.New(mkafka.Config{
+	loop, err := kafkaloop.New(kafkaloop.Config{
 		Kafka:           cfg.Kafka,
 		Group:           cfg.Group,
 		TransactionalID: "matcher-" + cfg.InstanceID,

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/matcher"
-	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/metricstest"
 	"blockspace.exchange/platform/poll"
@@ -26,8 +26,8 @@ func TestRunPublishesAFill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, brokers := kafkatest.Start(t)
-	cfg := pkafka.Config{Brokers: brokers, ClientID: "matcher-test"}
-	cl, err := pkafka.NewClient(cfg, kgo.ConsumeTopics(topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cfg := kafka.Config{Brokers: brokers, ClientID: "matcher-test"}
+	cl, err := kafka.NewClient(cfg, kgo.ConsumeTopics(topics.Fills), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRunPublishesAFill(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r, err := pkafka.NewSlotRecord(topics.Orders, layout, 7, env)
+		r, err := kafka.NewSlotRecord(topics.Orders, layout, 7, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestRunPublishesAFill(t *testing.T) {
 			t.Fatal("no fill published")
 		}
 		fetches.EachRecord(func(r *kgo.Record) {
-			env, err := pkafka.DecodeRecord(r)
+			env, err := kafka.DecodeRecord(r)
 			if err != nil || r.Partition != layout.Partition(7) {
 				t.Fatalf("fill record on partition %d: %v", r.Partition, err)
 			}

@@ -23,7 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/orderflow-relay/internal/builders"
-	"blockspace.exchange/orderflow-relay/internal/chainwatch"
+	"blockspace.exchange/orderflow-relay/internal/inclusions"
 	"blockspace.exchange/orderflow-relay/internal/stream"
 	"blockspace.exchange/platform/kafka"
 	of "blockspace.exchange/platform/orderflow"
@@ -37,7 +37,7 @@ type ForwardConfig = builders.Config
 type StreamConfig = stream.Config
 
 // Chain is the node the relay follows (an ethclient.Client in production).
-type Chain = chainwatch.Chain
+type Chain = inclusions.Chain
 
 // Config is the relay's configuration.
 type Config struct {
@@ -98,7 +98,7 @@ type Service struct {
 type metrics struct {
 	stream      *stream.Metrics
 	forward     *builders.Metrics
-	chain       *chainwatch.Metrics
+	chain       *inclusions.Metrics
 	submissions *of.Submissions
 }
 
@@ -109,7 +109,7 @@ func newMetrics(reg prometheus.Registerer) (m metrics, err error) {
 	if m.forward, err = builders.NewMetrics(reg); err != nil {
 		return m, err
 	}
-	if m.chain, err = chainwatch.NewMetrics(reg); err != nil {
+	if m.chain, err = inclusions.NewMetrics(reg); err != nil {
 		return m, err
 	}
 	m.submissions, err = of.NewSubmissions(reg)
@@ -192,7 +192,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// there.
 	wg.Go(func() { s.out.Run(ctx, outboxRelayEvery) })
 	if s.deps.Chain != nil {
-		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
+		w := inclusions.New(inclusions.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
 			RefundConfirmations: s.cfg.RefundConfirmations, Metrics: s.metrics.chain}, s.deps.Chain, s.deps.Pool, s.out, log)
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
@@ -202,9 +202,9 @@ func (s *Service) Run(ctx context.Context) error {
 
 // ForgetChain drops the chain watcher's cursor on chain chainID and the
 // refunds not confirmed on it, for a chain replaced by a new one (the dev
-// chain starts empty at every start). See chainwatch.Forget.
+// chain starts empty at every start). See inclusions.Forget.
 func ForgetChain(ctx context.Context, pool *pgxpool.Pool, chainID *big.Int) error {
-	return chainwatch.Forget(ctx, pool, chainID)
+	return inclusions.Forget(ctx, pool, chainID)
 }
 
 // Close flushes and closes the Kafka clients.

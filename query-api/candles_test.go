@@ -18,7 +18,7 @@ import (
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/candletest"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -143,10 +143,10 @@ func (f *candleFixture) read(t *testing.T, path string, data any) {
 }
 
 // candles GETs the candles of a family with the given query.
-func (f *candleFixture) candles(t *testing.T, fam, query string) []trading.Candle {
+func (f *candleFixture) candles(t *testing.T, fam, query string) []tradingreads.Candle {
 	t.Helper()
 	var data struct {
-		Candles []trading.Candle `json:"candles"`
+		Candles []tradingreads.Candle `json:"candles"`
 	}
 	f.read(t, "/api/v1/p/"+fam+"/candles?"+query, &data)
 	return data.Candles
@@ -154,9 +154,9 @@ func (f *candleFixture) candles(t *testing.T, fam, query string) []trading.Candl
 
 // pageCandles reads the candles of [from, to) page by page with startTime,
 // each page starting limit intervals after the last.
-func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []trading.Candle {
+func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []tradingreads.Candle {
 	t.Helper()
-	var out []trading.Candle
+	var out []tradingreads.Candle
 	width := candleWidths[interval]
 	for start := from; start < to; start += limit * width {
 		page := f.candles(t, fam, fmt.Sprintf("interval=%s&startTime=%d&endTime=%d&limit=%d", interval, start, to-1, limit))
@@ -179,7 +179,7 @@ func TestCandlesMatchTradesListings(t *testing.T) {
 		if len(points) < 500 {
 			t.Fatalf("%s: %d trades listed; the fixture should have hundreds", fam, len(points))
 		}
-		for _, interval := range trading.IntervalNames {
+		for _, interval := range tradingreads.IntervalNames {
 			t.Run(fam+"/"+interval, func(t *testing.T) {
 				width := candleWidths[interval]
 				want := candletest.Candles(points, width, origin[interval], interval == "slot")
@@ -203,8 +203,8 @@ func TestCandlesWindow(t *testing.T) {
 	f := newCandleFixture(t)
 	const minute = 60_000
 	all := candletest.Candles(f.listed(t, "wholeblock"), minute, 0, false)
-	in := func(from, to int64) []trading.Candle {
-		var out []trading.Candle
+	in := func(from, to int64) []tradingreads.Candle {
+		var out []tradingreads.Candle
 		for _, k := range all {
 			if k.OpenTime >= from && k.OpenTime <= to {
 				out = append(out, k)
@@ -216,7 +216,7 @@ func TestCandlesWindow(t *testing.T) {
 	endMinute := end - end%minute
 	cases := []struct {
 		name, query string
-		want        []trading.Candle
+		want        []tradingreads.Candle
 	}{
 		{"last intervals up to endTime", fmt.Sprintf("endTime=%d&limit=10", end), in(endMinute-9*minute, endMinute)},
 		{"endTime on a boundary", fmt.Sprintf("endTime=%d&limit=3", endMinute), in(endMinute-2*minute, endMinute)},

@@ -26,7 +26,7 @@ import (
 	"blockspace.exchange/query-api/internal/live"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/query-api/internal/reference"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/query-api/internal/user"
 	"blockspace.exchange/query-api/internal/validators"
 )
@@ -64,8 +64,8 @@ type Service struct {
 	ref     *reference.Cache
 	keys    *auth.Verifier
 	users   *user.Reads
-	reads   *trading.Reads
-	candles *trading.Candles
+	reads   *tradingreads.Reads
+	candles *tradingreads.Candles
 	feed    *markets.Feed
 	// live is the WebSocket at /ws; accounts feeds its private channels.
 	live     *live.Server
@@ -115,9 +115,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.users.Register(engine, auth.Bearer(s.keys), needsDB)
 	funding.New(deps.Pool, cfg.Environment.ChainID).Register(engine, auth.Bearer(s.keys), needsDB)
 	validators.Register(engine, deps.Pool, auth.Bearer(s.keys), needsDB)
-	s.reads = trading.New(deps.Pool)
+	s.reads = tradingreads.New(deps.Pool)
 	s.reads.Register(engine, auth.Bearer(s.keys), needsDB)
-	s.candles = trading.NewCandles(deps.Pool, cfg.Environment)
+	s.candles = tradingreads.NewCandles(deps.Pool, cfg.Environment)
 	s.candles.Register(engine, needsDB)
 	model, err := s.serveMarkets(engine, deps.Logger)
 	if err != nil {

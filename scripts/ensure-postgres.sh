@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure this machine has PostgreSQL server binaries for the embedded
-# cluster (platform/postgres), installing Debian's package when there are none.
+# cluster (platform/devpostgres), installing Debian's package when there are none.
 #
 # The package would normally create and start a system cluster on port 5432.
 # We turn that off before installing: the embedded cluster never needs it, and

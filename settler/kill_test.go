@@ -18,7 +18,7 @@ import (
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/platform/proctest"
-	"blockspace.exchange/settler/internal/trading/tradingtest"
+	"blockspace.exchange/settler/internal/settlement/settlementtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -148,7 +148,7 @@ func ledgerAudit(t *testing.T, bin, dbURL string) {
 
 // matcherTxn is a Kafka transaction of the matcher's output.
 type matcherTxn struct {
-	recs  []tradingtest.Record
+	recs  []settlementtest.Record
 	abort bool
 }
 
@@ -159,18 +159,18 @@ type matcherTxn struct {
 // restarted after a crash writes its last batch again.
 type matcherOutput struct {
 	txns      []matcherTxn
-	orders    []*tradingtest.Order // every order ingress wrote
-	committed []tradingtest.Record // the records of committed transactions, in log order
-	trades    int                  // trades in committed transactions
+	orders    []*settlementtest.Order // every order ingress wrote
+	committed []settlementtest.Record // the records of committed transactions, in log order
+	trades    int                     // trades in committed transactions
 	// ghostTrades and ghostOrders are the trades of transactions that
 	// only ever aborted, and their orders.
 	ghostTrades, ghostOrders []int64
 }
 
-func newMatcherOutput(users []tradingtest.Account, rounds int, slots ...uint64) *matcherOutput {
-	s := tradingtest.NewStream(time.Now().Truncate(time.Millisecond))
+func newMatcherOutput(users []settlementtest.Account, rounds int, slots ...uint64) *matcherOutput {
+	s := settlementtest.NewStream(time.Now().Truncate(time.Millisecond))
 	for i, slot := range slots {
-		s.Open(slot, users[i], int64(4*rounds)*1000, tradingtest.DefaultFees)
+		s.Open(slot, users[i], int64(4*rounds)*1000, settlementtest.DefaultFees)
 	}
 	out := &matcherOutput{}
 	out.add(s.Records, false)
@@ -208,7 +208,7 @@ func newMatcherOutput(users []tradingtest.Account, rounds int, slots ...uint64) 
 	return out
 }
 
-func (m *matcherOutput) add(recs []tradingtest.Record, abort bool) {
+func (m *matcherOutput) add(recs []settlementtest.Record, abort bool) {
 	m.txns = append(m.txns, matcherTxn{recs: recs, abort: abort})
 	if !abort {
 		m.committed = append(m.committed, recs...)
@@ -256,9 +256,9 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 	b, _ := startBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
 	dbURL := poolURL(t, pool)
-	users := tradingtest.Fund(t, pool, 6, "50")
+	users := settlementtest.Fund(t, pool, 6, "50")
 	out := newMatcherOutput(users, 90, 13_000_000, 13_000_001)
-	tradingtest.InsertOrders(t, pool, out.orders...)
+	settlementtest.InsertOrders(t, pool, out.orders...)
 	layout, err := topics.DefaultLayout(topics.Orders)
 	if err != nil {
 		t.Fatal(err)
@@ -272,10 +272,10 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 
 	// What applying the committed transactions once gives.
 	ref := pgtest.New(t, schema.Migrations())
-	tradingtest.Fund(t, ref, len(users), "50")
-	tradingtest.InsertOrders(t, ref, out.orders...)
+	settlementtest.Fund(t, ref, len(users), "50")
+	settlementtest.InsertOrders(t, ref, out.orders...)
 	applyDirect(t, ref, out.committed, 97)
-	want := tradingtest.Snapshot(t, ref)
+	want := settlementtest.Snapshot(t, ref)
 
 	third := len(out.txns) / 3
 	trades := func() int { return count(t, pool, `SELECT count(*) FROM trades`) }
@@ -310,7 +310,7 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 		} else if n < out.trades {
 			return false
 		}
-		got = tradingtest.Snapshot(t, pool)
+		got = settlementtest.Snapshot(t, pool)
 		return got == want
 	})
 	if n := count(t, pool, fmt.Sprintf(`SELECT count(*) FROM journal WHERE command_id IN (%s)`, fillIDs(out.ghostTrades))); n != 0 {

@@ -9,7 +9,7 @@
 // Two consumers run side by side, each with its own group and
 // transactions: the ledger consumer (ledger-commands, funding-events) and
 // the trading consumer (market.open on orders, order-events, fills; see
-// internal/trading). After each committed transaction the account feed of
+// internal/settlement). After each committed transaction the account feed of
 // what it changed is published on account-events (internal/feed).
 package settler
 

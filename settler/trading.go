@@ -13,7 +13,7 @@ import (
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/settler/internal/feed"
 	"blockspace.exchange/settler/internal/ledger"
-	"blockspace.exchange/settler/internal/trading"
+	"blockspace.exchange/settler/internal/settlement"
 	"blockspace.exchange/topics"
 )
 
@@ -30,7 +30,7 @@ type tradingCounters struct {
 	fills, duplicates, parked, rejected, events, stale, released, issued, invalid atomic.Int64
 }
 
-func (c *tradingCounters) add(r trading.Result) {
+func (c *tradingCounters) add(r settlement.Result) {
 	c.fills.Add(int64(r.Fills))
 	c.duplicates.Add(int64(r.Duplicates))
 	c.parked.Add(int64(r.Parked))
@@ -66,13 +66,13 @@ func (s *Settler) FeedStats() FeedStats {
 func (s *Settler) applyTrading(ctx context.Context, recs []*kgo.Record) error {
 	trs := decodeTrading(recs, s.log)
 	offsets := nextOffsets(recs)
-	var res trading.Result
+	var res settlement.Result
 	var fb *feed.Batch
 	began := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if len(trs) > 0 {
 			var err error
-			if res, err = trading.Apply(ctx, tx, s.sys, trs, s.log); err != nil {
+			if res, err = settlement.Apply(ctx, tx, s.sys, trs, s.log); err != nil {
 				return err
 			}
 			if fb, err = feed.Collect(ctx, tx, changes(res)); err != nil {
@@ -95,7 +95,7 @@ func (s *Settler) applyTrading(ctx context.Context, recs []*kgo.Record) error {
 
 // countTrading records a committed trading batch in the metrics: fills,
 // order events and market commands applied, fills refused.
-func (s *Settler) countTrading(recs []*kgo.Record, r trading.Result, began time.Time) {
+func (s *Settler) countTrading(recs []*kgo.Record, r settlement.Result, began time.Time) {
 	m := s.metrics
 	m.committed(tradingConsumer, recs, began)
 	count(m.applied, tradingConsumer, "fill", r.Fills)
@@ -106,7 +106,7 @@ func (s *Settler) countTrading(recs []*kgo.Record, r trading.Result, began time.
 	m.duplicates.WithLabelValues(tradingConsumer).Add(float64(r.Duplicates))
 }
 
-func changes(r trading.Result) feed.Changes {
+func changes(r settlement.Result) feed.Changes {
 	c := feed.Changes{Entries: r.Entries, Balances: r.Balances, Positions: make([]feed.PositionKey, len(r.Positions))}
 	for i, k := range r.Positions {
 		c.Positions[i] = feed.PositionKey{Account: k.Account, Instrument: k.Instrument}
@@ -118,24 +118,24 @@ func changes(r trading.Result) feed.Changes {
 // the others (order commands, ticks, book changes) by their type header.
 // A fill that cannot be decoded is kept, marked invalid, so that its
 // journal entry records it as refused once.
-func decodeTrading(recs []*kgo.Record, log *slog.Logger) []trading.Record {
-	out := make([]trading.Record, 0, len(recs))
+func decodeTrading(recs []*kgo.Record, log *slog.Logger) []settlement.Record {
+	out := make([]settlement.Record, 0, len(recs))
 	for _, r := range recs {
-		if typ, _, ok := kafka.RecordType(r); ok && !trading.Wanted(r.Topic, typ) {
+		if typ, _, ok := kafka.RecordType(r); ok && !settlement.Wanted(r.Topic, typ) {
 			continue
 		}
 		e, err := kafka.DecodeRecord(r)
 		if err != nil {
 			log.Warn("undecodable record", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
 			if r.Topic == topics.Fills {
-				out = append(out, trading.Record{ID: invalidID(r), Type: topics.TypeTradeExecuted, At: r.Timestamp, Invalid: err.Error()})
+				out = append(out, settlement.Record{ID: invalidID(r), Type: topics.TypeTradeExecuted, At: r.Timestamp, Invalid: err.Error()})
 			}
 			continue
 		}
-		if !trading.Wanted(r.Topic, e.Type) {
+		if !settlement.Wanted(r.Topic, e.Type) {
 			continue
 		}
-		out = append(out, trading.Decode(r.Topic, e, r.Value))
+		out = append(out, settlement.Decode(r.Topic, e, r.Value))
 	}
 	return out
 }

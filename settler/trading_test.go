@@ -26,8 +26,8 @@ import (
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler/internal/audit"
 	"blockspace.exchange/settler/internal/ledger"
-	"blockspace.exchange/settler/internal/trading"
-	"blockspace.exchange/settler/internal/trading/tradingtest"
+	"blockspace.exchange/settler/internal/settlement"
+	"blockspace.exchange/settler/internal/settlement/settlementtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -36,16 +36,16 @@ import (
 // it: each order's row and reservation written before its command.
 type orderFlow struct {
 	rng    *rand.Rand
-	users  []tradingtest.Account
+	users  []settlementtest.Account
 	slots  []uint64
 	at     time.Time
 	layout topics.SlotLayout
-	orders []*tradingtest.Order
+	orders []*settlementtest.Order
 	// funds is what each user may still reserve.
 	funds map[int64]decimal.Decimal
 }
 
-func newOrderFlow(t *testing.T, seed uint64, users []tradingtest.Account, funds string, slots ...uint64) *orderFlow {
+func newOrderFlow(t *testing.T, seed uint64, users []settlementtest.Account, funds string, slots ...uint64) *orderFlow {
 	layout, err := topics.DefaultLayout(topics.Orders)
 	if err != nil {
 		t.Fatal(err)
@@ -99,9 +99,9 @@ func (f *orderFlow) opens(t *testing.T) []*kgo.Record {
 
 // commands returns n order commands (places of every type and side, some
 // cancels, some republished) and the orders whose rows ingress wrote.
-func (f *orderFlow) commands(t *testing.T, n int) ([]*kgo.Record, []*tradingtest.Order) {
+func (f *orderFlow) commands(t *testing.T, n int) ([]*kgo.Record, []*settlementtest.Order) {
 	var recs []*kgo.Record
-	var placed []*tradingtest.Order
+	var placed []*settlementtest.Order
 	for range n {
 		if len(f.orders) > 0 && f.rng.IntN(10) == 0 {
 			o := f.orders[f.rng.IntN(len(f.orders))]
@@ -130,13 +130,13 @@ func (f *orderFlow) commands(t *testing.T, n int) ([]*kgo.Record, []*tradingtest
 }
 
 // order draws a new order, or nil when its buyer cannot reserve it.
-func (f *orderFlow) order() *tradingtest.Order {
+func (f *orderFlow) order() *settlementtest.Order {
 	slot := f.slots[f.rng.IntN(len(f.slots))]
 	fam := topics.WholeBlock
 	if f.rng.IntN(2) == 0 {
 		fam = topics.InclusionPreconf
 	}
-	o := &tradingtest.Order{ID: int64(1000 + len(f.orders)), Acc: f.users[f.rng.IntN(len(f.users))], Instrument: topics.InstrumentID(fam, slot),
+	o := &settlementtest.Order{ID: int64(1000 + len(f.orders)), Acc: f.users[f.rng.IntN(len(f.users))], Instrument: topics.InstrumentID(fam, slot),
 		Slot: slot, Family: fam, Buy: f.rng.IntN(2) == 0, Type: topics.OrderTypeLimit}
 	switch f.rng.IntN(10) {
 	case 0:
@@ -151,7 +151,7 @@ func (f *orderFlow) order() *tradingtest.Order {
 		o.Price, o.Quantity = decimal.New(2+k, -9), decimal.NewFromInt(1000*int64(1+f.rng.IntN(30)))
 	}
 	if o.Buy {
-		o.Reserved = tradingtest.Reservation(o.Price, o.Quantity, decimal.RequireFromString("0.001"))
+		o.Reserved = settlementtest.Reservation(o.Price, o.Quantity, decimal.RequireFromString("0.001"))
 		if f.funds[o.Acc.Account].LessThan(o.Reserved) {
 			return nil
 		}
@@ -200,22 +200,22 @@ func matcherCommitted(t *testing.T, cl *kgo.Client) int64 {
 // caused, then returns every record of orders, order events and fills
 // that the settlement reads, up to the broker's end offsets, per topic in
 // log order of its partitions.
-func readTopics(t *testing.T, cl *kgo.Client) []tradingtest.Record {
+func readTopics(t *testing.T, cl *kgo.Client) []settlementtest.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	kafkatest.WaitConsumed(ctx, t, cl, matcherGroup, topics.Orders)
-	var out []tradingtest.Record
+	var out []settlementtest.Record
 	for _, topic := range []string{topics.Orders, topics.OrderEvents, topics.Fills} {
 		for _, r := range kafkatest.ReadToEnd(ctx, t, cl, topic) {
-			if typ, _, _ := kafka.RecordType(r); !trading.Wanted(r.Topic, typ) {
+			if typ, _, _ := kafka.RecordType(r); !settlement.Wanted(r.Topic, typ) {
 				continue
 			}
 			e, err := kafka.DecodeRecord(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, tradingtest.Record{Topic: r.Topic, Envelope: e})
+			out = append(out, settlementtest.Record{Topic: r.Topic, Envelope: e})
 		}
 	}
 	return out
@@ -247,7 +247,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	b, producer := startBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
-	users := tradingtest.Fund(t, pool, 6, "50")
+	users := settlementtest.Fund(t, pool, 6, "50")
 	bin := proctest.Build(t, "../matcher/cmd/matcher")
 	m := startMatcher(t, bin, b.Addrs())
 	flow := newOrderFlow(t, 7, users, "50", 12_000_000, 12_000_001, 12_000_002)
@@ -267,7 +267,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	produce(t, producer, flow.opens(t))
 	for range 4 {
 		cmds, placed := flow.commands(t, 150)
-		tradingtest.InsertOrders(t, pool, placed...)
+		settlementtest.InsertOrders(t, pool, placed...)
 		produce(t, producer, cmds)
 	}
 	poll.Until(t, "some fills settled", func() bool { return count(t, pool, `SELECT count(*) FROM trades`) > 20 })
@@ -276,7 +276,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	// them, it and the settler are killed, and the rest arrive while
 	// they are down.
 	cmds, placed := flow.commands(t, 200)
-	tradingtest.InsertOrders(t, pool, placed...)
+	settlementtest.InsertOrders(t, pool, placed...)
 	before := matcherCommitted(t, producer)
 	const chunk = 25
 	for i := 0; i < len(cmds); i += chunk {
@@ -332,7 +332,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 			dups = append(dups, rec)
 		}
 	}
-	state := tradingtest.Snapshot(t, pool)
+	state := settlementtest.Snapshot(t, pool)
 	produce(t, producer, dups)
 	poll.Until(t, "duplicates passed over", func() bool {
 		return stats[0]()+stats[1]() > 0 && count(t, pool, `SELECT count(*) FROM account_feed`) == 0
@@ -341,8 +341,8 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		wg.Go(stop)
 	}
 	wg.Wait()
-	if got := tradingtest.Snapshot(t, pool); got != state {
-		t.Fatalf("duplicates changed the state:\n%s", tradingtest.Diff(got, state))
+	if got := settlementtest.Snapshot(t, pool); got != state {
+		t.Fatalf("duplicates changed the state:\n%s", settlementtest.Diff(got, state))
 	}
 	// Only committed batches count: the fills the three settlers counted
 	// are the trades, the duplicates those they passed over.
@@ -370,9 +370,9 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 		{topics.OrderEvents, topics.Orders, topics.Fills},
 	} {
 		ref := pgtest.New(t, schema.Migrations())
-		tradingtest.Fund(t, ref, len(users), "50")
-		tradingtest.InsertOrders(t, ref, flow.orders...)
-		var sorted []tradingtest.Record
+		settlementtest.Fund(t, ref, len(users), "50")
+		settlementtest.InsertOrders(t, ref, flow.orders...)
+		var sorted []settlementtest.Record
 		for _, topic := range order {
 			for _, r := range recs {
 				if r.Topic == topic {
@@ -381,8 +381,8 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 			}
 		}
 		applyDirect(t, ref, sorted, 97)
-		if got := tradingtest.Snapshot(t, ref); got != state {
-			t.Fatalf("topics applied in the order %v give another state:\n%s", order, tradingtest.Diff(got, state))
+		if got := settlementtest.Snapshot(t, ref); got != state {
+			t.Fatalf("topics applied in the order %v give another state:\n%s", order, settlementtest.Diff(got, state))
 		}
 	}
 	checkFeed(t, producer, pool)
@@ -399,8 +399,8 @@ func slotOf(t *testing.T, e topics.Envelope) uint64 {
 	return p.Slot
 }
 
-// applyDirect applies records through trading.Apply in batches of n.
-func applyDirect(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record, n int) {
+// applyDirect applies records through settlement.Apply in batches of n.
+func applyDirect(t *testing.T, pool *pgxpool.Pool, recs []settlementtest.Record, n int) {
 	t.Helper()
 	ctx := context.Background()
 	sys, err := ledger.LoadSystem(ctx, pool)
@@ -409,17 +409,17 @@ func applyDirect(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record, n 
 	}
 	for len(recs) > 0 {
 		k := min(n, len(recs))
-		batch := make([]trading.Record, k)
+		batch := make([]settlement.Record, k)
 		for i, r := range recs[:k] {
 			b, err := topics.Encode(r.Envelope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			batch[i] = trading.Decode(r.Topic, r.Envelope, b)
+			batch[i] = settlement.Decode(r.Topic, r.Envelope, b)
 		}
 		recs = recs[k:]
 		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			_, err := trading.Apply(ctx, tx, sys, batch, quiet)
+			_, err := settlement.Apply(ctx, tx, sys, batch, quiet)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -429,7 +429,7 @@ func applyDirect(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record, n 
 
 // checkLastEvents compares each order row with the last event the matcher
 // wrote about it.
-func checkLastEvents(t *testing.T, pool *pgxpool.Pool, recs []tradingtest.Record) {
+func checkLastEvents(t *testing.T, pool *pgxpool.Pool, recs []settlementtest.Record) {
 	t.Helper()
 	last := map[int64]topics.OrderEvent{}
 	for _, r := range recs {

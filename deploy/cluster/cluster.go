@@ -32,6 +32,7 @@ import (
 
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/platform/devpostgres"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka/kraft"
 	"blockspace.exchange/platform/postgres"
@@ -103,7 +104,7 @@ type Cluster struct {
 	binDir  string
 
 	kafka   *kraft.Cluster
-	pg      *postgres.Embedded
+	pg      *devpostgres.Server
 	pgPort  int
 	pool    *pgxpool.Pool
 	devnet  *devnet
@@ -281,7 +282,7 @@ func slicesAllEmpty(s []string) bool {
 
 func (c *Cluster) startPostgres(ctx context.Context) error {
 	c.log.Info("starting PostgreSQL")
-	pg, err := postgres.StartEmbedded(ctx, postgres.EmbeddedConfig{DataDir: filepath.Join(c.cfg.DataDir, "postgres"), Port: c.pgPort, Logger: c.log})
+	pg, err := devpostgres.Start(ctx, devpostgres.Config{DataDir: filepath.Join(c.cfg.DataDir, "postgres"), Port: c.pgPort, Logger: c.log})
 	if err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}

@@ -17,9 +17,11 @@ import (
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/matcher"
+	"blockspace.exchange/platform/devpostgres"
 	"blockspace.exchange/platform/health"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kfakebroker"
 	"blockspace.exchange/platform/kafka/kraft"
 	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres"
@@ -36,9 +38,9 @@ type Stack struct {
 	cfg Config
 	log *slog.Logger
 
-	pg     *postgres.Embedded // nil with an external DATABASE_URL
-	broker embeddedBroker     // nil with external KAFKA_BROKERS
-	pool   *pgxpool.Pool      // ingress, orderflow, funding and migrations
+	pg     *devpostgres.Server // nil with an external DATABASE_URL
+	broker embeddedBroker      // nil with external KAFKA_BROKERS
+	pool   *pgxpool.Pool       // ingress, orderflow, funding and migrations
 	// readPool and settlerPool are query-api's and the settler's own, as
 	// each service has its own pool in production: a settler batch or a
 	// burst of reads never takes the connections ingress's load shedding
@@ -117,7 +119,7 @@ func (s *Stack) start(ctx context.Context) error {
 func (s *Stack) startPostgres(ctx context.Context) error {
 	s.dbURL = s.cfg.DatabaseURL
 	if s.dbURL == "" {
-		pg, err := postgres.StartEmbedded(ctx, postgres.EmbeddedConfig{
+		pg, err := devpostgres.Start(ctx, devpostgres.Config{
 			DataDir: filepath.Join(s.cfg.DataDir, "postgres"), Logger: s.log,
 		})
 		if err != nil {
@@ -186,7 +188,7 @@ func (s *Stack) startEmbeddedKafka(ctx context.Context) (embeddedBroker, error) 
 		}
 		return c, nil
 	}
-	b, err := kafka.StartEmbedded(ctx, kafka.EmbeddedConfig{
+	b, err := kfakebroker.Start(ctx, kfakebroker.Config{
 		Addr: s.cfg.KafkaAddr, DataDir: filepath.Join(s.cfg.DataDir, "kafka"), Logger: s.log,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka/kraft"
@@ -20,15 +21,21 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func startBroker(t *testing.T, dataDir string) *Embedded {
+// startKfake starts franz-go's in-process fake broker, the broker of make
+// run (package kfakebroker wraps it, and imports this package).
+func startKfake(t *testing.T) broker {
 	t.Helper()
-	e, err := StartEmbedded(testContext(t), EmbeddedConfig{Addr: "127.0.0.1:0", DataDir: dataDir})
+	c, err := kfake.NewCluster(kfake.Ports(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
+	t.Cleanup(c.Close)
+	return kfakeCluster{c}
 }
+
+type kfakeCluster struct{ *kfake.Cluster }
+
+func (c kfakeCluster) Addrs() []string { return c.ListenAddrs() }
 
 // broker is what tests need of either broker: where it listens.
 type broker interface{ Addrs() []string }

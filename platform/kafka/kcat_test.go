@@ -36,11 +36,11 @@ func runKcat(t *testing.T, args ...string) string {
 }
 
 // TestKcatReadsTheBrokers checks that a librdkafka client sees the
-// catalog's topics on the embedded broker of make run and on Apache Kafka,
+// catalog's topics on kfake (the broker of make run) and on Apache Kafka,
 // and reads an envelope as the same JSON the services wrote.
 func TestKcatReadsTheBrokers(t *testing.T) {
 	kcatPath(t)
-	t.Run("embedded", func(t *testing.T) { kcatReads(t, startBroker(t, "")) })
+	t.Run("kfake", func(t *testing.T) { kcatReads(t, startKfake(t)) })
 	t.Run("apache", func(t *testing.T) { kcatReads(t, startApache(t)) })
 }
 

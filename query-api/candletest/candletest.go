@@ -12,14 +12,14 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 )
 
 // Candle is a candle as the read answers it, for tests outside query-api.
-type Candle = trading.Candle
+type Candle = tradingreads.Candle
 
 // IntervalNames are the intervals the read takes.
-var IntervalNames = trading.IntervalNames
+var IntervalNames = tradingreads.IntervalNames
 
 // Trade is a trade as a candle sees it.
 type Trade struct {
@@ -33,14 +33,14 @@ type Trade struct {
 // from origin (epoch ms), oldest first; slots sets each candle's slot.
 // Open and close are the first and last trade by (time, id); an interval
 // without trades has no candle.
-func Candles(trades []Trade, width, origin int64, slots bool) []trading.Candle {
+func Candles(trades []Trade, width, origin int64, slots bool) []tradingreads.Candle {
 	trades = slices.Clone(trades)
 	slices.SortFunc(trades, func(a, b Trade) int { return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.ID, b.ID)) })
-	var out []trading.Candle
+	var out []tradingreads.Candle
 	for _, t := range trades {
 		start := origin + floorDiv(t.At-origin, width)*width
 		if len(out) == 0 || out[len(out)-1].OpenTime != start {
-			k := trading.Candle{OpenTime: start, CloseTime: start + width, Open: t.Price, High: t.Price, Low: t.Price}
+			k := tradingreads.Candle{OpenTime: start, CloseTime: start + width, Open: t.Price, High: t.Price, Low: t.Price}
 			if slots {
 				slot := (start - origin) / width
 				k.Slot = &slot
@@ -57,7 +57,7 @@ func Candles(trades []Trade, width, origin int64, slots bool) []trading.Candle {
 
 // Diff describes the first difference between two candle lists as their
 // JSON shows them (decimals normalized), or "" when they are equal.
-func Diff(got, want []trading.Candle) string {
+func Diff(got, want []tradingreads.Candle) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d candles, want %d", len(got), len(want))
 	}
@@ -72,7 +72,7 @@ func Diff(got, want []trading.Candle) string {
 }
 
 // Gaps reports whether some intervals between the candles had no trade.
-func Gaps(candles []trading.Candle) bool {
+func Gaps(candles []tradingreads.Candle) bool {
 	for i := 1; i < len(candles); i++ {
 		if candles[i].OpenTime > candles[i-1].CloseTime {
 			return true

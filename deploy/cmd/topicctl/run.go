@@ -24,8 +24,13 @@ commands:
            raise a slot-partitioned topic family to N partitions; markets up
            to slot S+64 keep their partition
 
--brokers defaults to $KAFKA_BROKERS, then 127.0.0.1:9092.
+-brokers defaults to $KAFKA_BROKERS, then ` + devBrokers + `.
 `
+
+// devBrokers is where make run serves Kafka (KAFKA_ADDR of the dev stack).
+// Written out rather than taken from kfakebroker, which would link the
+// in-process broker into this binary.
+const devBrokers = "127.0.0.1:9092"
 
 // errUsage marks mistakes in the command line, which exit with status 2.
 var errUsage = errors.New("usage")
@@ -78,7 +83,7 @@ func defaultBrokers(getenv func(string) string) string {
 	if v := strings.TrimSpace(getenv("KAFKA_BROKERS")); v != "" {
 		return v
 	}
-	return kafka.DefaultEmbeddedAddr
+	return devBrokers
 }
 
 func splitList(s string) []string {

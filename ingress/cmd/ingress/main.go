@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/chainwatch"
+	"blockspace.exchange/ingress/internal/deposits"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/outbox"
@@ -76,7 +76,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 			return nil, nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
 		}
 		chain = client
-		w, err := ingress.DepositWatcher(chainwatch.Config{
+		w, err := ingress.DepositWatcher(deposits.Config{
 			ChainID: p.Common.Environment.ChainID, Contract: common.HexToAddress(contract),
 			Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 12, 0, 10_000)),
 			StartBlock:    uint64(r.Int("CHAIN_START_BLOCK", 0, 0, 1<<62)),

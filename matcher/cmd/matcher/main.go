@@ -13,7 +13,7 @@ import (
 
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/config"
-	pkafka "blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/process"
 )
 
@@ -24,7 +24,7 @@ func main() {
 func build(_ context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
 	host, _ := os.Hostname()
 	cfg := matcher.Config{
-		Kafka:         pkafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher", Compression: p.Common.KafkaCompression},
+		Kafka:         kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "matcher", Compression: p.Common.KafkaCompression},
 		Group:         r.String("MATCHER_GROUP", "matcher"),
 		InstanceID:    r.String("MATCHER_INSTANCE_ID", host),
 		StaticMember:  r.Bool("MATCHER_STATIC_MEMBER", false),

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"blockspace.exchange/platform/postgres"
+	"blockspace.exchange/platform/devpostgres"
 )
 
 // Instance is a PostgreSQL server that tests create databases on: the shared
@@ -21,7 +21,7 @@ type Instance struct {
 	// mu guards emb against a test that stops or starts the server while a
 	// cleanup stops it too.
 	mu  sync.Mutex
-	emb *postgres.Embedded
+	emb *devpostgres.Server
 }
 
 // Server starts a private ephemeral cluster for this test, stopped and
@@ -31,7 +31,7 @@ type Instance struct {
 func Server(t testing.TB) *Instance {
 	t.Helper()
 	srv, err := startEmbedded(t.Context())
-	if err != nil && os.Getenv(envURL) != "" && errors.Is(err, postgres.ErrNoBinaries) {
+	if err != nil && os.Getenv(envURL) != "" && errors.Is(err, devpostgres.ErrNoBinaries) {
 		t.Skipf("pgtest: %v", err)
 	}
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Instance) Start(t testing.TB) {
 	if s.emb == nil {
 		t.Fatal("pgtest: only a server from pgtest.Server can be started")
 	}
-	emb, err := postgres.StartEmbedded(t.Context(), embeddedConfig(s.dir, s.emb.Port()))
+	emb, err := devpostgres.Start(t.Context(), embeddedConfig(s.dir, s.emb.Port()))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -85,7 +85,7 @@ func startEmbedded(ctx context.Context) (*Instance, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
-	emb, err := postgres.StartEmbedded(ctx, embeddedConfig(dir, 0))
+	emb, err := devpostgres.Start(ctx, embeddedConfig(dir, 0))
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start server: %w", err)
@@ -93,8 +93,8 @@ func startEmbedded(ctx context.Context) (*Instance, error) {
 	return &Instance{url: emb.URL(), dir: dir, emb: emb}, nil
 }
 
-func embeddedConfig(dir string, port int) postgres.EmbeddedConfig {
-	return postgres.EmbeddedConfig{DataDir: filepath.Join(dir, "postgres"), Port: port, Ephemeral: true}
+func embeddedConfig(dir string, port int) devpostgres.Config {
+	return devpostgres.Config{DataDir: filepath.Join(dir, "postgres"), Port: port, Ephemeral: true}
 }
 
 // close stops an embedded cluster and removes its files.

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"blockspace.exchange/platform/httpx"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/topics"
 )
 
-// CandleReader reads the candles of a family (trading.Candles).
+// CandleReader reads the candles of a family (tradingreads.Candles).
 type CandleReader interface {
-	Interval(name string) (trading.Interval, bool)
-	Read(ctx context.Context, f topics.Family, iv trading.Interval, from, to int64) ([]trading.Candle, error)
+	Interval(name string) (tradingreads.Interval, bool)
+	Read(ctx context.Context, f topics.Family, iv tradingreads.Interval, from, to int64) ([]tradingreads.Candle, error)
 }
 
 // snapshotCandles is how many intervals a candles snapshot covers.
@@ -27,11 +27,11 @@ const snapshotCandles = 100
 // stream (family and interval), as an order book's seq counts its
 // updates.
 type CandlesPush struct {
-	MarketType string           `json:"marketType"`
-	Interval   string           `json:"interval"`
-	Seq        uint64           `json:"seq"`
-	Candles    []trading.Candle `json:"candles,omitempty"`
-	Candle     *trading.Candle  `json:"candle,omitempty"`
+	MarketType string                `json:"marketType"`
+	Interval   string                `json:"interval"`
+	Seq        uint64                `json:"seq"`
+	Candles    []tradingreads.Candle `json:"candles,omitempty"`
+	Candle     *tradingreads.Candle  `json:"candle,omitempty"`
 }
 
 // Actions of candles pushes beyond snapshot and update.
@@ -45,7 +45,7 @@ const actionClose = "close"
 type candleStream struct {
 	mu     sync.Mutex
 	key    subKey
-	iv     trading.Interval
+	iv     tradingreads.Interval
 	seq    uint64
 	final  int64            // intervals starting before it are closed and pushed as such; 0 before the first poll
 	open   map[int64][]byte // encoded candles of the open intervals, by openTime
@@ -67,7 +67,7 @@ func newCandleStreams(reader CandleReader, hub *Hub, grace time.Duration, now fu
 		return c
 	}
 	for _, f := range []topics.Family{topics.WholeBlock, topics.InclusionPreconf} {
-		for _, name := range trading.IntervalNames {
+		for _, name := range tradingreads.IntervalNames {
 			iv, _ := reader.Interval(name)
 			k := subKey{channel: ChannelCandles, family: f, interval: name}
 			c.byKey[k] = &candleStream{key: k, iv: iv, open: map[int64][]byte{}}
@@ -165,7 +165,7 @@ func (c *candleStreams) activate(st *candleStream, now int64) {
 	}
 }
 
-func (c *candleStreams) push(st *candleStream, action string, k *trading.Candle, now int64) {
+func (c *candleStreams) push(st *candleStream, action string, k *tradingreads.Candle, now int64) {
 	st.seq++
 	c.hub.publishKey(st.key, encode(push{Channel: ChannelCandles, Time: now, Action: action,
 		Payload: CandlesPush{MarketType: marketType(st.key.family), Interval: st.iv.Name, Seq: st.seq, Candle: k}}))

@@ -13,7 +13,7 @@ import (
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/candletest"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -49,17 +49,17 @@ func candleTrades(base int64) []candleTrade {
 // candleView is what a subscriber learnt of one stream: the candles by
 // openTime, the intervals closed and the last seq.
 type candleView struct {
-	candles map[int64]trading.Candle
+	candles map[int64]tradingreads.Candle
 	closed  map[int64]bool
 	seq     uint64
 }
 
-func (v *candleView) list() []trading.Candle {
-	out := make([]trading.Candle, 0, len(v.candles))
+func (v *candleView) list() []tradingreads.Candle {
+	out := make([]tradingreads.Candle, 0, len(v.candles))
 	for _, k := range v.candles {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b trading.Candle) int { return int(a.OpenTime - b.OpenTime) })
+	slices.SortFunc(out, func(a, b tradingreads.Candle) int { return int(a.OpenTime - b.OpenTime) })
 	return out
 }
 
@@ -100,7 +100,7 @@ func TestCandlesChannel(t *testing.T) {
 	write(now.Load())
 	const grace = 3000
 	h := newHarnessWith(t, Config{Now: func() time.Time { return time.UnixMilli(now.Load()) },
-		CandlePoll: time.Hour, CandleGrace: grace * time.Millisecond}, Deps{Candles: trading.NewCandles(pool, env)})
+		CandlePoll: time.Hour, CandleGrace: grace * time.Millisecond}, Deps{Candles: tradingreads.NewCandles(pool, env)})
 
 	streams := []struct {
 		marketType, interval string
@@ -121,7 +121,7 @@ func TestCandlesChannel(t *testing.T) {
 		if m.E != ChannelCandles || m.A != actionSnapshot || p.MarketType != s.marketType || p.Interval != s.interval {
 			t.Fatalf("after subscribe: %s", m.raw)
 		}
-		v := &candleView{candles: map[int64]trading.Candle{}, closed: map[int64]bool{}, seq: p.Seq}
+		v := &candleView{candles: map[int64]tradingreads.Candle{}, closed: map[int64]bool{}, seq: p.Seq}
 		for _, k := range p.Candles {
 			v.candles[k.OpenTime] = k
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"blockspace.exchange/platform/postgres/pgtest"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -104,7 +104,7 @@ func exampleState(t *testing.T) (*harness, string) {
 		VALUES ($1, $2, $3, 412, 1, 0, 0.5)`, acct, wb, topics.MarketID(topics.WholeBlock, 412)); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, Config{}, trading.New(pool))
+	h := newHarness(t, Config{}, tradingreads.New(pool))
 	h.open(412, topics.WholeBlock)
 	h.open(412, topics.InclusionPreconf)
 	bid := orderEvent(user, 4120000000017, pc, true, "0.000000002", "21000", "0", topics.OrderStatusOnBook)

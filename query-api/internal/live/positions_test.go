@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"blockspace.exchange/platform/postgres/pgtest"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/settler/schema"
 )
 
@@ -47,7 +47,7 @@ func TestPositionsQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := newHarness(t, Config{}, trading.New(pool))
+	h := newHarness(t, Config{}, tradingreads.New(pool))
 	c := h.dial(nil)
 	c.login(h.token(alice, time.Now().Add(time.Hour)))
 	for _, tc := range []struct {
@@ -61,7 +61,7 @@ func TestPositionsQuery(t *testing.T) {
 	} {
 		c.send(map[string]any{"op": "query", "args": []any{tc.arg}})
 		m := c.next()
-		var got []trading.OwnPosition
+		var got []tradingreads.OwnPosition
 		if err := json.Unmarshal(m.P, &got); err != nil || m.Q != "positions" {
 			t.Fatalf("%v: %s", tc.arg, m.raw)
 		}

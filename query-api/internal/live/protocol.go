@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/topics"
 )
 
@@ -296,8 +296,8 @@ func (a *Arg) interval(k channelKind) *protoError {
 	if a.InstrumentID != "" {
 		return invalid("%s covers every market of a marketType and takes no instrumentId", a.name())
 	}
-	if !slices.Contains(trading.IntervalNames, a.Interval) {
-		return invalid("%s needs interval %s, got %q", a.name(), strings.Join(trading.IntervalNames, ", "), short(a.Interval))
+	if !slices.Contains(tradingreads.IntervalNames, a.Interval) {
+		return invalid("%s needs interval %s, got %q", a.name(), strings.Join(tradingreads.IntervalNames, ", "), short(a.Interval))
 	}
 	return nil
 }

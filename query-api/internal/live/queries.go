@@ -6,7 +6,7 @@ import (
 
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/markets"
-	"blockspace.exchange/query-api/internal/trading"
+	"blockspace.exchange/query-api/internal/tradingreads"
 )
 
 // CurrentSlot is the answer of the currentSlot query: the slot whose block
@@ -88,7 +88,7 @@ func (s *Server) positions(user int64, a Arg) (any, *protoError) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ps, err := s.deps.Positions.OwnPositions(ctx, user,
-		trading.PositionQuery{Family: a.Family, Instrument: a.InstrumentID, Limit: maxPositions})
+		tradingreads.PositionQuery{Family: a.Family, Instrument: a.InstrumentID, Limit: maxPositions})
 	if err != nil {
 		s.deps.Logger.Warn("live: positions query", "user", user, "error", err)
 		return nil, &protoError{code: httpx.CodeUnavailable, msg: "positions cannot be read now; retry"}

@@ -18,7 +18,7 @@ import (
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/internal/feed"
 	"blockspace.exchange/settler/internal/ledger"
-	"blockspace.exchange/settler/internal/trading/tradingtest"
+	"blockspace.exchange/settler/internal/settlement/settlementtest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
@@ -153,7 +153,7 @@ func TestRelayPublishesWhatACrashLeft(t *testing.T) {
 // TestPositionsInTheFeed: a fill's batch publishes both sides' positions.
 func TestPositionsInTheFeed(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
-	users := tradingtest.Fund(t, pool, 2, "1")
+	users := settlementtest.Fund(t, pool, 2, "1")
 	if _, err := pool.Exec(t.Context(), `INSERT INTO positions (account_id, instrument_id, market_id, slot, quantity, locked, average_price)
 		VALUES ($1, 'ETH-PC-7', 1000000000007, 7, 100, 40, 0.000000002), ($2, 'ETH-PC-7', 1000000000007, 7, 5, 0, NULL)`,
 		users[0].Account, users[1].Account); err != nil {
