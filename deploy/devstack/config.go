@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
@@ -59,6 +60,9 @@ type Config struct {
 	Auth ingress.AuthConfig
 	// Orders: ORDER_* variables (see ingress.OrderEntryConfigFromEnv).
 	Orders ingress.OrderEntryConfig
+	// Matcher: MATCHER_* variables (see matcher.ConfigFromEnv); the stack
+	// runs one matcher, instance "dev", on its own brokers.
+	Matcher matcher.Config
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -89,6 +93,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		Auth:               ingress.AuthConfigFromEnv(r),
 		Orders:             ingress.OrderEntryConfigFromEnv(r),
+		Matcher:            matcher.ConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),
