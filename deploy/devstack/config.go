@@ -12,6 +12,7 @@ import (
 
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/matcher"
+	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
@@ -39,10 +40,6 @@ type Config struct {
 	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
 	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s; 0 = only on request, evm_mine)
 	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
-	RefundConfirms     uint64                  // REFUND_CONFIRMATIONS: blocks after a backrun's block before its refund is paid (1)
-	BuilderBatch       int                     // BUILDER_BATCH: bundles per request to the dev builder (100)
-	SocketsPerKey      int                     // SEARCHER_SOCKETS_PER_KEY: open searcher WebSockets one API key may have (8)
-	MaxSockets         int                     // SEARCHER_SOCKETS_MAX: open searcher WebSockets in all (4096)
 	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
 	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
 	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
@@ -63,6 +60,11 @@ type Config struct {
 	// Matcher: MATCHER_* variables (see matcher.ConfigFromEnv); the stack
 	// runs one matcher, instance "dev", on its own brokers.
 	Matcher matcher.Config
+	// Relay: the orderflow relay's variables (see relay.ConfigFromEnv)
+	// over the dev chain's pace: REFUND_CONFIRMATIONS 1, BUILDER_BATCH
+	// 100 (the dev builder takes batches) and CHAIN_POLL 100ms. Its
+	// address, builder, chain and payer are the dev stack's own.
+	Relay relay.Config
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -94,6 +96,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		Auth:               ingress.AuthConfigFromEnv(r),
 		Orders:             ingress.OrderEntryConfigFromEnv(r),
 		Matcher:            matcher.ConfigFromEnv(r),
+		Relay:              devRelay().FromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),
@@ -103,10 +106,6 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
 		DevBlockInterval:   readBlockInterval(r),
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
-		RefundConfirms:     uint64(r.Int("REFUND_CONFIRMATIONS", 1, 0, 1000)),
-		BuilderBatch:       r.Int("BUILDER_BATCH", 100, 1, 1000),
-		SocketsPerKey:      r.Int("SEARCHER_SOCKETS_PER_KEY", 8, 1, 1<<16),
-		MaxSockets:         r.Int("SEARCHER_SOCKETS_MAX", 4096, 1, 1<<20),
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
@@ -127,6 +126,14 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		cfg.DataDir = abs
 	}
 	return cfg, r.Err()
+}
+
+// devRelay is the relay's configuration on the dev chain before the
+// variables are read.
+func devRelay() relay.Config {
+	c := relay.DefaultConfig()
+	c.RefundConfirmations, c.BuilderBatch, c.ChainPoll = 1, 100, 100*time.Millisecond
+	return c
 }
 
 // readBlockInterval reads DEV_BLOCK_INTERVAL: 0 in any form (0, 0s) for
