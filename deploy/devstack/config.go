@@ -16,6 +16,7 @@ import (
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/settler"
 )
 
 // Config is the dev stack's configuration; every field has a default that
@@ -65,6 +66,10 @@ type Config struct {
 	// 100 (the dev builder takes batches) and CHAIN_POLL 100ms. Its
 	// address, builder, chain and payer are the dev stack's own.
 	Relay relay.Config
+	// Settler: SETTLER_* variables (see settler.ConfigFromEnv); the
+	// withdrawal executor pays on the dev chain with CHAIN_CONFIRMATIONS
+	// and CHAIN_POLL as above.
+	Settler settler.Config
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -97,6 +102,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		Orders:             ingress.OrderEntryConfigFromEnv(r),
 		Matcher:            matcher.ConfigFromEnv(r),
 		Relay:              devRelay().FromEnv(r),
+		Settler:            settler.ConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),

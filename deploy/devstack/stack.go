@@ -238,7 +238,9 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err := s.ingress.RegisterMetrics(s.registry); err != nil {
 		return err
 	}
-	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
+	sc := s.cfg.Settler
+	sc.Brokers, sc.KafkaCompression = s.brokers, s.cfg.KafkaCompression
+	s.settler, err = settler.New(ctx, sc, s.settlerPool, s.log.With("service", "settler"))
 	if err != nil {
 		return err
 	}
