@@ -15,7 +15,9 @@ import (
 	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	queryapi "blockspace.exchange/query-api"
 	"blockspace.exchange/settler"
 )
 
@@ -31,7 +33,6 @@ type Config struct {
 	KafkaCompression   string                  // KAFKA_COMPRESSION: codec of produced batches (snappy)
 	DatabaseURL        string                  // DATABASE_URL: external Postgres; unset = private cluster
 	Environment        environment.Environment // ENVIRONMENT: dev, hoodi or mainnet (dev)
-	CollateralContract string                  // COLLATERAL_CONTRACT: deposit contract of the chain
 	MaxInFlight        int                     // MAX_IN_FLIGHT: concurrent requests per service before 429 (1024)
 	ShutdownGrace      time.Duration           // SHUTDOWN_GRACE: time in-flight requests get to finish (10s)
 	LogLevel           slog.Level              // LOG_LEVEL: debug, info, warn, error (info)
@@ -70,6 +71,10 @@ type Config struct {
 	// withdrawal executor pays on the dev chain with CHAIN_CONFIRMATIONS
 	// and CHAIN_POLL as above.
 	Settler settler.Config
+	// Query: query-api's variables (see queryapi.ConfigFromEnv); its
+	// COLLATERAL_CONTRACT defaults to the dev chain's contract. The REST
+	// address is the gateway's, HTTP_ADDR above.
+	Query queryapi.Config
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -94,8 +99,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		EmbeddedKafka:      r.String("EMBEDDED_KAFKA", EmbeddedKfake),
 		KafkaCompression:   r.String("KAFKA_COMPRESSION", kafka.DefaultCompression),
 		DatabaseURL:        r.String("DATABASE_URL", ""),
-		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
-		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		MaxInFlight:        httpx.MaxInFlightFromEnv(r),
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		Auth:               ingress.AuthConfigFromEnv(r),
@@ -103,6 +107,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		Matcher:            matcher.ConfigFromEnv(r),
 		Relay:              devRelay().FromEnv(r),
 		Settler:            settler.ConfigFromEnv(r),
+		Query:              queryapi.ConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),

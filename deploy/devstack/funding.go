@@ -24,8 +24,8 @@ type fundingParts struct {
 // services start, so query-api answers its address: the contract is the
 // operator key's first creation, so its address is known in advance.
 func (s *Stack) devCollateral() {
-	if s.cfg.Environment.ChainID == 1337 && s.cfg.CollateralContract == "" {
-		s.cfg.CollateralContract = devchain.CollateralAddress().Hex()
+	if s.cfg.Environment.ChainID == 1337 && s.cfg.Query.CollateralContract == "" {
+		s.cfg.Query.CollateralContract = devchain.CollateralAddress().Hex()
 	}
 }
 

@@ -208,10 +208,10 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.query, err = queryapi.New(ctx, queryapi.Config{
-		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
-		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets", Compression: s.cfg.KafkaCompression},
-	}, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
+	qc := s.cfg.Query
+	qc.Environment = s.cfg.Environment
+	qc.Kafka = kafka.Config{Brokers: s.brokers, Compression: s.cfg.KafkaCompression}
+	s.query, err = queryapi.New(ctx, qc, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
 	if err != nil {
 		return err
 	}
