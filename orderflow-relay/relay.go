@@ -76,10 +76,6 @@ type Deps struct {
 	OutboxMetrics *outbox.Metrics
 }
 
-// outboxRelayEvery is how often the outbox relay looks for events that
-// stayed behind (older than the outbox's RelayAge).
-const outboxRelayEvery = time.Second
-
 // Service is a running relay.
 type Service struct {
 	cfg      Config
@@ -201,7 +197,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// The forwarder and the chain watcher keep their events in the
 	// outbox; its relay delivers what a crash or a Kafka outage left
 	// there.
-	wg.Go(func() { s.out.Run(ctx, outboxRelayEvery) })
+	wg.Go(func() { s.out.Run(ctx, outbox.DefaultRelayEvery) })
 	if s.deps.Chain != nil {
 		w := chainwatch.New(chainwatch.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
 			RefundConfirmations: s.cfg.RefundConfirmations, Metrics: s.metrics.chain}, s.deps.Chain, s.deps.Pool, s.out, log)
