@@ -62,7 +62,7 @@ func OrderflowConfigFromEnv(r *config.Reader, env environment.Environment) Order
 	return OrderflowConfig{
 		Environment:          env,
 		Product:              r.String("AUTH_PRODUCT", "Blockspace Exchange"),
-		MaxInFlight:          r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		MaxInFlight:          httpx.MaxInFlightFromEnv(r),
 		DefaultRefundPercent: r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		KeyTTL:               r.Duration("ORDERFLOW_KEY_TTL", of.DefaultKeyTTL, 10*time.Millisecond, time.Second),
 		ChallengeRate:        ratelimit.FromEnv(r, "ORDERFLOW_CHALLENGE_RATE_PER_IP", 30, "ORDERFLOW_CHALLENGE_BURST_PER_IP", 10),

@@ -44,9 +44,9 @@ type OutboxConfig struct {
 // OUTBOX_RELAY_EVERY.
 func OutboxConfigFromEnv(r *config.Reader) OutboxConfig {
 	return OutboxConfig{
-		PublishTimeout: r.Duration("OUTBOX_PUBLISH_TIMEOUT", 3*time.Second, 10*time.Millisecond, time.Minute),
-		RelayAge:       r.Duration("OUTBOX_RELAY_AGE", 5*time.Second, 10*time.Millisecond, time.Hour),
-		RelayEvery:     r.Duration("OUTBOX_RELAY_EVERY", time.Second, 10*time.Millisecond, time.Minute),
+		PublishTimeout: r.Duration("OUTBOX_PUBLISH_TIMEOUT", outbox.DefaultPublishTimeout, 10*time.Millisecond, time.Minute),
+		RelayAge:       r.Duration("OUTBOX_RELAY_AGE", outbox.DefaultRelayAge, 10*time.Millisecond, time.Hour),
+		RelayEvery:     r.Duration("OUTBOX_RELAY_EVERY", outbox.DefaultRelayEvery, 10*time.Millisecond, time.Minute),
 	}
 }
 
@@ -66,5 +66,5 @@ func (c OutboxConfig) relayEvery() time.Duration {
 	if c.RelayEvery > 0 {
 		return c.RelayEvery
 	}
-	return time.Second
+	return outbox.DefaultRelayEvery
 }

@@ -19,7 +19,8 @@ import (
 
 // Config configures a matcher instance.
 type Config struct {
-	// Kafka is how to reach the brokers.
+	// Kafka is how to reach the brokers; the client id defaults to
+	// "matcher".
 	Kafka kafka.Config
 	// Group is the consumer group shared by all instances; default
 	// "matcher".
@@ -49,6 +50,9 @@ type Matcher struct {
 func New(cfg Config) (*Matcher, error) {
 	if cfg.InstanceID == "" {
 		return nil, fmt.Errorf("matcher: missing instance id")
+	}
+	if cfg.Kafka.ClientID == "" {
+		cfg.Kafka.ClientID = "matcher"
 	}
 	loop, err := kafkaloop.New(kafkaloop.Config{
 		Kafka:           cfg.Kafka,

@@ -22,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ethereum/go-ethereum/ethclient"
+
 	"blockspace.exchange/orderflow-relay/internal/builders"
 	"blockspace.exchange/orderflow-relay/internal/inclusions"
 	"blockspace.exchange/orderflow-relay/internal/stream"
@@ -30,25 +32,26 @@ import (
 	"blockspace.exchange/platform/outbox"
 )
 
-// ForwardConfig tunes the forwarding to builders.
-type ForwardConfig = builders.Config
-
-// StreamConfig tunes the searcher WebSocket server.
-type StreamConfig = stream.Config
-
-// Chain is the node the relay follows (an ethclient.Client in production).
-type Chain = inclusions.Chain
-
-// Config is the relay's configuration.
+// Config is the relay's configuration; ConfigFromEnv reads it and names
+// each field's variable and default.
 type Config struct {
+	Addr        string // SEARCHER_WS_ADDR: the searcher WebSocket listener
 	ChainID     *big.Int
 	BuilderURLs []string          // BUILDER_URLS: eth_sendBundle endpoints
 	PayerKey    *ecdsa.PrivateKey // REFUND_PAYER_KEY: pays refunds; nil leaves them pending
-	KeyTTL      time.Duration     // how long a looked-up API key is trusted (500ms)
-	Stream      StreamConfig      // SEARCHER_SOCKETS_PER_KEY, SEARCHER_SOCKETS_MAX
-	Forward     ForwardConfig     // BUILDER_BATCH, BACKRUN_WAIT, BUILDER_RETRY
-	ChainPoll   time.Duration     // CHAIN_POLL: how often the chain head is read (250ms)
-	// RefundConfirmations (REFUND_CONFIRMATIONS, 2) is how many blocks
+	KeyTTL      time.Duration     // ORDERFLOW_KEY_TTL: how long a looked-up API key is trusted
+	// SocketsPerKey (SEARCHER_SOCKETS_PER_KEY) and MaxSockets
+	// (SEARCHER_SOCKETS_MAX) bound the open searcher sockets of one API
+	// key and of the relay.
+	SocketsPerKey, MaxSockets int
+	BuilderBatch              int           // BUILDER_BATCH: bundles per request to a builder
+	BackrunWait               time.Duration // BACKRUN_WAIT: how long a backrun waits for its originator transaction
+	BuilderRetry              time.Duration // BUILDER_RETRY: how long a refused send is tried again
+	// ChainRPCURL (CHAIN_RPC_URL) is the node New dials when Deps.Chain
+	// is nil; empty with no Deps.Chain: no inclusion tracking or refunds.
+	ChainRPCURL string
+	ChainPoll   time.Duration // CHAIN_POLL: how often the chain head is read
+	// RefundConfirmations (REFUND_CONFIRMATIONS) is how many blocks
 	// must follow a backrun's block before its refund is paid: a
 	// reorganisation at most that deep withdraws the refunds of the
 	// orphaned blocks before anything is paid.
@@ -62,8 +65,9 @@ type Deps struct {
 	// KafkaCompression is the codec of produced batches
 	// (KAFKA_COMPRESSION, snappy).
 	KafkaCompression string
-	Chain            Chain // nil: no inclusion tracking or refunds
-	Logger           *slog.Logger
+	// Chain is the node the relay follows; nil dials Config.ChainRPCURL.
+	Chain  inclusions.Chain
+	Logger *slog.Logger
 	// Registry takes the relay's metrics; several relays may share one.
 	// nil registers none.
 	Registry prometheus.Registerer
@@ -71,10 +75,6 @@ type Deps struct {
 	// it once per registry (outbox.NewMetrics).
 	OutboxMetrics *outbox.Metrics
 }
-
-// outboxRelayEvery is how often the outbox relay looks for events that
-// stayed behind (older than the outbox's RelayAge).
-const outboxRelayEvery = time.Second
 
 // Service is a running relay.
 type Service struct {
@@ -124,7 +124,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orderflow relay metrics: %w", err)
 	}
-	cfg.Forward.Metrics = m.forward
+	if deps.Chain == nil && cfg.ChainRPCURL != "" {
+		cl, err := ethclient.DialContext(ctx, cfg.ChainRPCURL)
+		if err != nil {
+			return nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
+		}
+		deps.Chain = cl
+	}
 	s := &Service{cfg: cfg, deps: deps, hub: stream.NewHub(m.stream), metrics: m}
 	if s.producer, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay", Compression: deps.KafkaCompression}, kgo.ProducerLinger(0)); err != nil {
 		return nil, err
@@ -148,7 +154,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.feedLag.ListWith(s.feedCl)
 	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
 	s.out.Metrics = deps.OutboxMetrics
-	s.fwd = builders.NewForwarder(cfg.Forward, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
+	fwdCfg := builders.Config{Batch: cfg.BuilderBatch, BackrunWait: cfg.BackrunWait, RetryFor: cfg.BuilderRetry, Metrics: m.forward}
+	s.fwd = builders.NewForwarder(fwdCfg, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
 	s.fwdLag = kafka.NewLag(builders.Group)
 	fwdOpts := append(s.fwd.ClientOpts(), kgo.WithHooks(s.fwdLag.Hook()))
 	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, fwdOpts...); err != nil {
@@ -159,7 +166,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.fwdLag.FollowGroup(s.fwdCl) // its revoke callbacks are the forwarder's
 	keys := of.NewKeys(of.NewKeyStore(deps.Pool), cfg.KeyTTL)
 	methods := of.SearcherMethods{Rules: of.Rules{ChainID: cfg.ChainID}, Producer: s.producer, Submissions: m.submissions}
-	s.ws = stream.NewServer(cfg.Stream, s.hub, keys, methods, deps.Logger)
+	s.ws = stream.NewServer(stream.Config{SocketsPerKey: cfg.SocketsPerKey, MaxSockets: cfg.MaxSockets}, s.hub, keys, methods, deps.Logger)
 	return s, nil
 }
 
@@ -190,7 +197,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// The forwarder and the chain watcher keep their events in the
 	// outbox; its relay delivers what a crash or a Kafka outage left
 	// there.
-	wg.Go(func() { s.out.Run(ctx, outboxRelayEvery) })
+	wg.Go(func() { s.out.Run(ctx, outbox.DefaultRelayEvery) })
 	if s.deps.Chain != nil {
 		w := inclusions.New(inclusions.Config{ChainID: s.cfg.ChainID, PayerKey: s.cfg.PayerKey, Poll: s.cfg.ChainPoll,
 			RefundConfirmations: s.cfg.RefundConfirmations, Metrics: s.metrics.chain}, s.deps.Chain, s.deps.Pool, s.out, log)

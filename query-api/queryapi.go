@@ -33,15 +33,19 @@ import (
 
 // Config is the query-api's own configuration.
 type Config struct {
-	Environment        environment.Environment
-	CollateralContract string        // deposit contract of the environment's chain; "" keeps the stored one
-	ReferenceRefresh   time.Duration // how often reference data is reloaded
-	MaxInFlight        int           // concurrent requests before 429
-	KeysRefresh        time.Duration // how often access-token keys are reloaded (30s)
-	UserCacheTTL       time.Duration // longest a cached profile is served without a change notice (2s)
+	// Addr (HTTP_ADDR) and OrderflowAddr (ORDERFLOW_ADDR) are the REST
+	// and the orderflow tracking listeners of the binary.
+	Addr, OrderflowAddr string
+	Environment         environment.Environment
+	CollateralContract  string        // deposit contract of the environment's chain; "" keeps the stored one
+	ReferenceRefresh    time.Duration // how often reference data is reloaded
+	MaxInFlight         int           // concurrent requests before 429
+	KeysRefresh         time.Duration // how often access-token keys are reloaded (30s)
+	UserCacheTTL        time.Duration // longest a cached profile is served without a change notice (2s)
 	// Kafka feeds the in-memory market model (public market reads) from
 	// the orders, order-events and fills topics; without brokers the
-	// market reads answer empty lists.
+	// market reads answer empty lists. The client id defaults to
+	// query-api-markets.
 	Kafka kafka.Config
 	// Live tunes the WebSocket at /ws (docs/websocket.md).
 	Live live.Config
@@ -89,7 +93,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		cfg.UserCacheTTL = 2 * time.Second
 	}
 	if cfg.ReferenceRefresh <= 0 {
-		cfg.ReferenceRefresh = 5 * time.Second
+		cfg.ReferenceRefresh = DefaultReferenceRefresh
+	}
+	if cfg.Kafka.ClientID == "" {
+		cfg.Kafka.ClientID = "query-api-markets"
 	}
 	engine, err := httpx.NewEngine(httpx.Config{
 		Service: "query-api", Logger: deps.Logger, Metrics: deps.Metrics,

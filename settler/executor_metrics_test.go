@@ -17,12 +17,8 @@ func TestExecutorMetrics(t *testing.T) {
 	paid := debitedRequest(t, pool, cl, acc, "1.25")
 	reverted := debitedRequest(t, pool, cl, acc, "50") // the contract holds 3 ETH
 	reg := prometheus.NewRegistry()
-	m, err := settler.NewExecutorMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := settler.NewExecutor(settler.ExecutorConfig{ChainID: 1337, Contract: chain.contract, OperatorKey: chain.operator,
-		Confirmations: 2, Metrics: m}, chain.sim.Client(), pool, cl, quiet)
+	e, err := settler.NewExecutor(settler.WithdrawalConfig{ChainID: 1337, Contract: chain.contract, OperatorKey: chain.operator,
+		Confirmations: 2}, chain.sim.Client(), pool, cl, quiet, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,8 @@ func newPayoutChain(t *testing.T) *payoutChain {
 
 func (p *payoutChain) executor(t *testing.T, pool *pgxpool.Pool, cl *kgo.Client) *settler.Executor {
 	t.Helper()
-	e, err := settler.NewExecutor(settler.ExecutorConfig{ChainID: 1337, Contract: p.contract, OperatorKey: p.operator, Confirmations: 2},
-		p.sim.Client(), pool, cl, quiet)
+	e, err := settler.NewExecutor(settler.WithdrawalConfig{ChainID: 1337, Contract: p.contract, OperatorKey: p.operator, Confirmations: 2},
+		p.sim.Client(), pool, cl, quiet, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,11 @@ package settler
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"log/slog"
+	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -12,30 +15,51 @@ import (
 	"blockspace.exchange/settler/internal/executor"
 )
 
-// ExecutorConfig configures the withdrawal executor.
-type ExecutorConfig = executor.Config
-
-// ExecutorChain is the Ethereum client the executor pays through.
-type ExecutorChain = executor.Chain
-
-// Executor pays debited withdrawal requests on chain and publishes their
-// outcome on funding-events (package executor).
-type Executor = executor.Executor
-
-// ExecutorMetrics are the executor's metrics (ExecutorConfig.Metrics).
-type ExecutorMetrics = executor.Metrics
-
-// NewExecutorMetrics registers the executor's metrics on reg, or reuses
-// those registered there by another executor.
-func NewExecutorMetrics(reg prometheus.Registerer) (*ExecutorMetrics, error) {
-	return executor.NewMetrics(reg)
+// WithdrawalConfig configures the withdrawal executor, which pays
+// debited withdrawal requests on chain and publishes their outcome on
+// funding-events. WithdrawalConfigFromEnv reads it.
+type WithdrawalConfig struct {
+	ChainID int64 // requests of this chain are paid here
+	// ChainRPCURL (CHAIN_RPC_URL) is the node the binary pays through;
+	// empty: withdrawals are debited but not paid.
+	ChainRPCURL string
+	Contract    common.Address    // COLLATERAL_CONTRACT
+	OperatorKey *ecdsa.PrivateKey // WITHDRAW_OPERATOR_KEY(_FILE): the contract's operator
+	// Confirmations (CHAIN_CONFIRMATIONS) is how many blocks must follow
+	// a payout's block before it is final.
+	Confirmations uint64
+	Poll          time.Duration // CHAIN_POLL: the interval between rounds
 }
 
-// NewExecutor returns the withdrawal executor; run it with its Run method
+// Executor pays debited withdrawal requests on chain; run it with Run
 // beside the settler, which applies what it publishes.
-func NewExecutor(cfg ExecutorConfig, chain ExecutorChain, pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger) (*Executor, error) {
-	return executor.New(cfg, chain, pool, cl, log.With("component", "withdrawal-executor"))
+type Executor struct{ e *executor.Executor }
+
+// NewExecutor returns the withdrawal executor paying through chain (an
+// ethclient.Client in production). Its metrics go to reg, shared with
+// any other executor registered there; nil registers none.
+func NewExecutor(cfg WithdrawalConfig, chain executor.Chain, pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger, reg prometheus.Registerer) (*Executor, error) {
+	var m *executor.Metrics
+	if reg != nil {
+		var err error
+		if m, err = executor.NewMetrics(reg); err != nil {
+			return nil, err
+		}
+	}
+	e, err := executor.New(executor.Config{ChainID: cfg.ChainID, Contract: cfg.Contract, OperatorKey: cfg.OperatorKey,
+		Confirmations: cfg.Confirmations, Poll: cfg.Poll, Metrics: m}, chain, pool, cl, log.With("component", "withdrawal-executor"))
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{e: e}, nil
 }
+
+// Run pays until ctx ends; a failed round is retried at the next poll.
+func (x *Executor) Run(ctx context.Context) error { return x.e.Run(ctx) }
+
+// Step handles every open request once: it pays those not yet paid and
+// reports those whose payout is final.
+func (x *Executor) Step(ctx context.Context) error { return x.e.Step(ctx) }
 
 // Audit checks the ledger's invariants on a live database and returns a
 // line per violation (at most limit per invariant); none means it holds.

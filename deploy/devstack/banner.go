@@ -65,7 +65,7 @@ func (s *Stack) PrintBanner(w io.Writer) {
 		if rpc == "" {
 			rpc = "in-process only (CHAIN_ADDR empty)"
 		}
-		fmt.Fprintf(&b, "  dev chain     %s   (chain %d; collateral %s)\n", rpc, s.cfg.Environment.ChainID, s.cfg.CollateralContract)
+		fmt.Fprintf(&b, "  dev chain     %s   (chain %d; collateral %s)\n", rpc, s.cfg.Environment.ChainID, s.cfg.Query.CollateralContract)
 	}
 	fmt.Fprintf(&b, "  data dir      %s\n", a.DataDir)
 	s.printMarkets(&b)

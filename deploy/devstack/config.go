@@ -11,9 +11,14 @@ import (
 	"time"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/matcher"
+	relay "blockspace.exchange/orderflow-relay"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka"
+	queryapi "blockspace.exchange/query-api"
+	"blockspace.exchange/settler"
 )
 
 // Config is the dev stack's configuration; every field has a default that
@@ -28,7 +33,6 @@ type Config struct {
 	KafkaCompression   string                  // KAFKA_COMPRESSION: codec of produced batches (snappy)
 	DatabaseURL        string                  // DATABASE_URL: external Postgres; unset = private cluster
 	Environment        environment.Environment // ENVIRONMENT: dev, hoodi or mainnet (dev)
-	CollateralContract string                  // COLLATERAL_CONTRACT: deposit contract of the chain
 	MaxInFlight        int                     // MAX_IN_FLIGHT: concurrent requests per service before 429 (1024)
 	ShutdownGrace      time.Duration           // SHUTDOWN_GRACE: time in-flight requests get to finish (10s)
 	LogLevel           slog.Level              // LOG_LEVEL: debug, info, warn, error (info)
@@ -38,10 +42,6 @@ type Config struct {
 	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
 	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s; 0 = only on request, evm_mine)
 	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
-	RefundConfirms     uint64                  // REFUND_CONFIRMATIONS: blocks after a backrun's block before its refund is paid (1)
-	BuilderBatch       int                     // BUILDER_BATCH: bundles per request to the dev builder (100)
-	SocketsPerKey      int                     // SEARCHER_SOCKETS_PER_KEY: open searcher WebSockets one API key may have (8)
-	MaxSockets         int                     // SEARCHER_SOCKETS_MAX: open searcher WebSockets in all (4096)
 	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
 	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
 	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
@@ -59,6 +59,22 @@ type Config struct {
 	Auth ingress.AuthConfig
 	// Orders: ORDER_* variables (see ingress.OrderEntryConfigFromEnv).
 	Orders ingress.OrderEntryConfig
+	// Matcher: MATCHER_* variables (see matcher.ConfigFromEnv); the stack
+	// runs one matcher, instance "dev", on its own brokers.
+	Matcher matcher.Config
+	// Relay: the orderflow relay's variables (see relay.ConfigFromEnv)
+	// over the dev chain's pace: REFUND_CONFIRMATIONS 1, BUILDER_BATCH
+	// 100 (the dev builder takes batches) and CHAIN_POLL 100ms. Its
+	// address, builder, chain and payer are the dev stack's own.
+	Relay relay.Config
+	// Settler: SETTLER_* variables (see settler.ConfigFromEnv); the
+	// withdrawal executor pays on the dev chain with CHAIN_CONFIRMATIONS
+	// and CHAIN_POLL as above.
+	Settler settler.Config
+	// Query: query-api's variables (see queryapi.ConfigFromEnv); its
+	// COLLATERAL_CONTRACT defaults to the dev chain's contract. The REST
+	// address is the gateway's, HTTP_ADDR above.
+	Query queryapi.Config
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.
@@ -83,12 +99,15 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		EmbeddedKafka:      r.String("EMBEDDED_KAFKA", EmbeddedKfake),
 		KafkaCompression:   r.String("KAFKA_COMPRESSION", kafka.DefaultCompression),
 		DatabaseURL:        r.String("DATABASE_URL", ""),
-		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
-		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		MaxInFlight:        httpx.MaxInFlightFromEnv(r),
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
 		Auth:               ingress.AuthConfigFromEnv(r),
 		Orders:             ingress.OrderEntryConfigFromEnv(r),
+		Matcher:            matcher.ConfigFromEnv(r),
+		Relay:              devRelay().FromEnv(r),
+		Settler:            settler.ConfigFromEnv(r),
+		Query:              queryapi.ConfigFromEnv(r),
 		SlotLength:         r.Duration("SLOT_LENGTH", 2*time.Second, environment.MinSlotLength, time.Minute),
 		DevGenesis:         readGenesis(r),
 		DemoValidator:      r.Bool("DEMO_VALIDATOR", true),
@@ -98,10 +117,6 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
 		DevBlockInterval:   readBlockInterval(r),
 		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
-		RefundConfirms:     uint64(r.Int("REFUND_CONFIRMATIONS", 1, 0, 1000)),
-		BuilderBatch:       r.Int("BUILDER_BATCH", 100, 1, 1000),
-		SocketsPerKey:      r.Int("SEARCHER_SOCKETS_PER_KEY", 8, 1, 1<<16),
-		MaxSockets:         r.Int("SEARCHER_SOCKETS_MAX", 4096, 1, 1<<20),
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
@@ -122,6 +137,14 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		cfg.DataDir = abs
 	}
 	return cfg, r.Err()
+}
+
+// devRelay is the relay's configuration on the dev chain before the
+// variables are read.
+func devRelay() relay.Config {
+	c := relay.DefaultConfig()
+	c.RefundConfirmations, c.BuilderBatch, c.ChainPoll = 1, 100, 100*time.Millisecond
+	return c
 }
 
 // readBlockInterval reads DEV_BLOCK_INTERVAL: 0 in any form (0, 0s) for

@@ -102,12 +102,12 @@ func TestSearcherSocketLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.SocketsPerKey != 8 || cfg.MaxSockets != 4096 {
-		t.Errorf("defaults: %d per key, %d in all; want 8 and 4096", cfg.SocketsPerKey, cfg.MaxSockets)
+	if cfg.Relay.SocketsPerKey != 8 || cfg.Relay.MaxSockets != 4096 {
+		t.Errorf("defaults: %d per key, %d in all; want 8 and 4096", cfg.Relay.SocketsPerKey, cfg.Relay.MaxSockets)
 	}
 	cfg, err = ConfigFromEnv(config.FromMap(map[string]string{"SEARCHER_SOCKETS_PER_KEY": "1000", "SEARCHER_SOCKETS_MAX": "2000"}))
-	if err != nil || cfg.SocketsPerKey != 1000 || cfg.MaxSockets != 2000 {
-		t.Errorf("set: %d per key, %d in all, %v; want 1000 and 2000", cfg.SocketsPerKey, cfg.MaxSockets, err)
+	if err != nil || cfg.Relay.SocketsPerKey != 1000 || cfg.Relay.MaxSockets != 2000 {
+		t.Errorf("set: %d per key, %d in all, %v; want 1000 and 2000", cfg.Relay.SocketsPerKey, cfg.Relay.MaxSockets, err)
 	}
 	for _, name := range []string{"SEARCHER_SOCKETS_PER_KEY", "SEARCHER_SOCKETS_MAX"} {
 		if _, err := ConfigFromEnv(config.FromMap(map[string]string{name: "0"})); err == nil || !strings.Contains(err.Error(), name) {

@@ -24,8 +24,8 @@ type fundingParts struct {
 // services start, so query-api answers its address: the contract is the
 // operator key's first creation, so its address is known in advance.
 func (s *Stack) devCollateral() {
-	if s.cfg.Environment.ChainID == 1337 && s.cfg.CollateralContract == "" {
-		s.cfg.CollateralContract = devchain.CollateralAddress().Hex()
+	if s.cfg.Environment.ChainID == 1337 && s.cfg.Query.CollateralContract == "" {
+		s.cfg.Query.CollateralContract = devchain.CollateralAddress().Hex()
 	}
 }
 
@@ -88,14 +88,10 @@ func (s *Stack) startFunding(ctx context.Context) error {
 		return err
 	}
 	s.funding.watcher = w.Run
-	em, err := settler.NewExecutorMetrics(s.registry)
-	if err != nil {
-		return err
-	}
-	s.funding.executor, err = settler.NewExecutor(settler.ExecutorConfig{
+	s.funding.executor, err = settler.NewExecutor(settler.WithdrawalConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, OperatorKey: chain.Key(devchain.OperatorKey),
-		Confirmations: s.cfg.ChainConfirmations, Poll: s.cfg.ChainPoll, Metrics: em,
-	}, chain.Client(), s.pool, s.kcl, s.log.With("service", "settler"))
+		Confirmations: s.cfg.ChainConfirmations, Poll: s.cfg.ChainPoll,
+	}, chain.Client(), s.pool, s.kcl, s.log.With("service", "settler"), s.registry)
 	return err
 }
 

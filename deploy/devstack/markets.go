@@ -14,7 +14,6 @@ import (
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/environment"
-	"blockspace.exchange/platform/kafka"
 )
 
 // devClock returns the environment with the dev stack's genesis and slot
@@ -72,9 +71,10 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 	if s.clock, err = ingress.NewClock(env, ingress.DefaultMarketParams(), s.pool, s.beacon, s.kcl, s.log.With("service", "clock")); err != nil {
 		return err
 	}
-	s.matcher, err = matcher.New(matcher.Config{
-		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "matcher", Compression: s.cfg.KafkaCompression}, InstanceID: "dev", Logger: s.log.With("service", "matcher"),
-	})
+	mc := s.cfg.Matcher
+	mc.Kafka.Brokers, mc.Kafka.Compression, mc.Logger = s.brokers, s.cfg.KafkaCompression, s.log.With("service", "matcher")
+	mc.InstanceID = "dev" // the stack's one matcher
+	s.matcher, err = matcher.New(mc)
 	if err != nil {
 		return err
 	}

@@ -53,12 +53,9 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.relay, err = relay.New(ctx, relay.Config{
-		ChainID: p.chain.ChainID(), BuilderURLs: []string{"http://" + p.builderLn.Addr().String()},
-		PayerKey: p.chain.Key(0), ChainPoll: 100 * time.Millisecond, RefundConfirmations: s.cfg.RefundConfirms,
-		Forward: relay.ForwardConfig{Batch: s.cfg.BuilderBatch},
-		Stream:  relay.StreamConfig{SocketsPerKey: s.cfg.SocketsPerKey, MaxSockets: s.cfg.MaxSockets},
-	}, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay"),
+	rc := s.cfg.Relay
+	rc.ChainID, rc.BuilderURLs, rc.PayerKey = p.chain.ChainID(), []string{"http://" + p.builderLn.Addr().String()}, p.chain.Key(0)
+	p.relay, err = relay.New(ctx, rc, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay"),
 		Registry: s.registry, OutboxMetrics: s.outboxMetrics})
 	if err != nil {
 		return err

@@ -210,10 +210,10 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.query, err = queryapi.New(ctx, queryapi.Config{
-		Environment: s.cfg.Environment, CollateralContract: s.cfg.CollateralContract, MaxInFlight: s.cfg.MaxInFlight,
-		Kafka: kafka.Config{Brokers: s.brokers, ClientID: "query-api-markets", Compression: s.cfg.KafkaCompression},
-	}, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
+	qc := s.cfg.Query
+	qc.Environment = s.cfg.Environment
+	qc.Kafka = kafka.Config{Brokers: s.brokers, Compression: s.cfg.KafkaCompression}
+	s.query, err = queryapi.New(ctx, qc, queryapi.Deps{Pool: s.readPool, Logger: s.log, Metrics: qm, DBErr: dbErr})
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,9 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err := s.ingress.RegisterMetrics(s.registry); err != nil {
 		return err
 	}
-	s.settler, err = settler.New(ctx, settler.Config{Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression}, s.settlerPool, s.log.With("service", "settler"))
+	sc := s.cfg.Settler
+	sc.Brokers, sc.KafkaCompression = s.brokers, s.cfg.KafkaCompression
+	s.settler, err = settler.New(ctx, sc, s.settlerPool, s.log.With("service", "settler"))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ type Config struct {
 	Service      string       // name in logs and metrics, e.g. "query-api"
 	Logger       *slog.Logger // required
 	Metrics      *Metrics     // nil: no request metrics
-	MaxInFlight  int          // concurrent requests before 429; default 1024
+	MaxInFlight  int          // concurrent requests before 429; default DefaultMaxInFlight
 	MaxBodyBytes int64        // request body cap; default 1 MiB
 	// BodyTimeout is how long a request's body may take to arrive, from
 	// when its handler chain starts; default 10s. Bodies are read whole
@@ -40,7 +40,7 @@ func (c *Config) applyDefaults() error {
 		return fmt.Errorf("httpx: Logger is required")
 	}
 	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = 1024
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20

@@ -82,11 +82,20 @@ type Outbox struct {
 	relayBusy atomic.Bool
 }
 
+// Defaults of an outbox: how long a publish waits for Kafka, how old a
+// row is before the relay republishes it, and how often the relay looks
+// (the interval callers pass to Run).
+const (
+	DefaultPublishTimeout = 3 * time.Second
+	DefaultRelayAge       = 5 * time.Second
+	DefaultRelayEvery     = time.Second
+)
+
 // New returns an outbox publishing with cl.
 func New(pool *pgxpool.Pool, cl *kgo.Client, log *slog.Logger) *Outbox {
 	return &Outbox{
 		pool: pool, cl: cl, log: log, held: make(map[int64]int),
-		PublishTimeout: 3 * time.Second, RelayAge: 5 * time.Second, DeleteEvery: 20 * time.Millisecond,
+		PublishTimeout: DefaultPublishTimeout, RelayAge: DefaultRelayAge, DeleteEvery: 20 * time.Millisecond,
 		Layout: func(ctx context.Context, family string) (topics.SlotLayout, error) {
 			return kafka.Layout(ctx, cl, family)
 		},

@@ -25,7 +25,7 @@ func main() {
 
 func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
 	cfg := ingress.Config{
-		Environment: p.Common.Environment, MaxInFlight: r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
+		Environment: p.Common.Environment, MaxInFlight: httpx.MaxInFlightFromEnv(r),
 		Auth:   ingress.AuthConfigFromEnv(r),
 		Orders: ingress.OrderEntryConfigFromEnv(r),
 		Outbox: ingress.OutboxConfigFromEnv(r),

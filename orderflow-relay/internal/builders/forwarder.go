@@ -68,18 +68,26 @@ type Config struct {
 	Metrics *Metrics
 }
 
+// Defaults of Config.
+const (
+	DefaultParallel    = 32
+	DefaultBatch       = 1
+	DefaultBackrunWait = 10 * time.Second
+	DefaultRetryFor    = 24 * time.Second
+)
+
 func (c Config) withDefaults() Config {
 	if c.Parallel <= 0 {
-		c.Parallel = 32
+		c.Parallel = DefaultParallel
 	}
 	if c.Batch <= 0 {
-		c.Batch = 1
+		c.Batch = DefaultBatch
 	}
 	if c.BackrunWait <= 0 {
-		c.BackrunWait = 10 * time.Second
+		c.BackrunWait = DefaultBackrunWait
 	}
 	if c.RetryFor <= 0 {
-		c.RetryFor = 24 * time.Second
+		c.RetryFor = DefaultRetryFor
 	}
 	return c
 }

@@ -40,6 +40,9 @@ import (
 // chain. The watcher stops for an operator.
 var ErrDeepReorg = errors.New("no stored block is canonical")
 
+// DefaultPoll is how often the chain head is read when Config.Poll is 0.
+const DefaultPoll = 250 * time.Millisecond
+
 // Chain is what the watcher needs of an Ethereum node; ethclient.Client
 // and go-ethereum's simulated client both satisfy it.
 type Chain interface {
@@ -98,7 +101,7 @@ type Watcher struct {
 // New returns a watcher.
 func New(cfg Config, chain Chain, pool *pgxpool.Pool, out *outbox.Outbox, log *slog.Logger) *Watcher {
 	if cfg.Poll <= 0 {
-		cfg.Poll = 250 * time.Millisecond
+		cfg.Poll = DefaultPoll
 	}
 	if cfg.PendingTTL <= 0 {
 		cfg.PendingTTL = 10 * time.Minute

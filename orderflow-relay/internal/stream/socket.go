@@ -33,6 +33,12 @@ type Config struct {
 	MaxSockets    int
 }
 
+// Defaults of Config's socket limits.
+const (
+	DefaultSocketsPerKey = 8
+	DefaultMaxSockets    = 4096
+)
+
 func (c Config) withDefaults() Config {
 	if c.QueueLen <= 0 {
 		c.QueueLen = 1024
@@ -50,10 +56,10 @@ func (c Config) withDefaults() Config {
 		c.RevokeCheck = 250 * time.Millisecond
 	}
 	if c.SocketsPerKey <= 0 {
-		c.SocketsPerKey = 8
+		c.SocketsPerKey = DefaultSocketsPerKey
 	}
 	if c.MaxSockets <= 0 {
-		c.MaxSockets = 4096
+		c.MaxSockets = DefaultMaxSockets
 	}
 	return c
 }

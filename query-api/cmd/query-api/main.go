@@ -1,11 +1,10 @@
 // Command query-api serves the read side of the REST interface. See
-// docs/deploy.md for its environment variables.
+// docs/deploy.md and queryapi.ConfigFromEnv for its environment variables.
 package main
 
 import (
 	"context"
 	"os"
-	"time"
 
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/httpx"
@@ -19,14 +18,12 @@ func main() {
 }
 
 func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process.Server, []func(context.Context) error, error) {
-	cfg := queryapi.Config{
-		Environment:        p.Common.Environment,
-		CollateralContract: r.String("COLLATERAL_CONTRACT", ""),
-		ReferenceRefresh:   r.Duration("REFERENCE_REFRESH", 5*time.Second, 100*time.Millisecond, time.Hour),
-		MaxInFlight:        r.Int("MAX_IN_FLIGHT", 1024, 1, 1<<20),
-		Kafka:              kafka.Config{Brokers: p.Common.KafkaBrokers, ClientID: "query-api-markets", Compression: p.Common.KafkaCompression},
+	cfg := queryapi.ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		return nil, nil, err
 	}
-	addr := r.String("HTTP_ADDR", ":8080")
+	cfg.Environment = p.Common.Environment
+	cfg.Kafka = kafka.Config{Brokers: p.Common.KafkaBrokers, Compression: p.Common.KafkaCompression}
 	metrics, err := httpx.NewMetrics(p.Registry, "query-api")
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +36,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		return nil, nil, err
 	}
 	return []process.Server{
-		{Addr: addr, Handler: svc.Handler()},
-		{Addr: r.String("ORDERFLOW_ADDR", ":8083"), Handler: queryapi.NewOrderflow(p.Pool, 0, p.Log)},
+		{Addr: cfg.Addr, Handler: svc.Handler()},
+		{Addr: cfg.OrderflowAddr, Handler: queryapi.NewOrderflow(p.Pool, 0, p.Log)},
 	}, []func(context.Context) error{svc.Run}, nil
 }

@@ -9,11 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"blockspace.exchange/platform/config"
@@ -39,18 +35,12 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		fmt.Fprintf(os.Stdout, "applied %d new migrations\n", len(applied))
 		return nil, nil, process.ErrFinished
 	}
-	cfg := settler.Config{
-		Brokers:          p.Common.KafkaBrokers,
-		KafkaCompression: p.Common.KafkaCompression,
-		Group:            r.String("SETTLER_GROUP", settler.DefaultGroup),
-		MaxBatch:         r.Int("SETTLER_MAX_BATCH", settler.DefaultMaxBatch, 1, 100_000),
-		// Static group membership: opt-in, as it suits instances with
-		// stable ids (a StatefulSet).
-		InstanceID: r.StringOrEmpty("SETTLER_INSTANCE_ID", ""),
-	}
+	cfg, wcfg := settler.ConfigFromEnv(r), settler.WithdrawalConfigFromEnv(r)
 	if err := r.Err(); err != nil {
 		return nil, nil, err
 	}
+	cfg.Brokers, cfg.KafkaCompression = p.Common.KafkaBrokers, p.Common.KafkaCompression
+	wcfg.ChainID = p.Common.Environment.ChainID
 	s, err := settler.New(ctx, cfg, p.Pool, p.Log)
 	if err != nil {
 		return nil, nil, err
@@ -64,7 +54,7 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 		return s.Run(ctx)
 	}
 	loops := []func(context.Context) error{run}
-	if exec, err := withdrawalExecutor(ctx, p, r); err != nil {
+	if exec, err := withdrawalExecutor(ctx, p, wcfg); err != nil {
 		return nil, nil, err
 	} else if exec != nil {
 		loops = append(loops, exec.Run)
@@ -72,45 +62,15 @@ func build(ctx context.Context, p *process.Process, r *config.Reader) ([]process
 	return nil, loops, nil
 }
 
-// withdrawalExecutor pays withdrawals when CHAIN_RPC_URL is set; it then
-// needs COLLATERAL_CONTRACT and the contract operator's key in
-// WITHDRAW_OPERATOR_KEY_FILE (hex in a file) or WITHDRAW_OPERATOR_KEY.
-func withdrawalExecutor(ctx context.Context, p *process.Process, r *config.Reader) (*settler.Executor, error) {
-	rpcURL := r.String("CHAIN_RPC_URL", "")
-	if rpcURL == "" {
+// withdrawalExecutor pays withdrawals when CHAIN_RPC_URL is set.
+func withdrawalExecutor(ctx context.Context, p *process.Process, cfg settler.WithdrawalConfig) (*settler.Executor, error) {
+	if cfg.ChainRPCURL == "" {
 		p.Log.Warn("CHAIN_RPC_URL is not set: withdrawals are debited but not paid")
 		return nil, nil
 	}
-	contract := r.String("COLLATERAL_CONTRACT", "")
-	if !common.IsHexAddress(contract) {
-		return nil, fmt.Errorf("COLLATERAL_CONTRACT must be the 0x address of the collateral contract when CHAIN_RPC_URL is set, got %q", contract)
-	}
-	keyHex := r.String("WITHDRAW_OPERATOR_KEY", "")
-	if file := r.String("WITHDRAW_OPERATOR_KEY_FILE", ""); file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("WITHDRAW_OPERATOR_KEY_FILE: %w", err)
-		}
-		keyHex = string(b)
-	}
-	key, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(keyHex), "0x"))
-	if err != nil {
-		return nil, fmt.Errorf("WITHDRAW_OPERATOR_KEY(_FILE) must hold the operator's hex private key when CHAIN_RPC_URL is set: %w", err)
-	}
-	cfg := settler.ExecutorConfig{
-		ChainID: p.Common.Environment.ChainID, Contract: common.HexToAddress(contract), OperatorKey: key,
-		Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 12, 0, 10_000)),
-		Poll:          r.Duration("CHAIN_POLL", 2*time.Second, 100*time.Millisecond, time.Minute),
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	client, err := ethclient.DialContext(ctx, rpcURL)
+	client, err := ethclient.DialContext(ctx, cfg.ChainRPCURL)
 	if err != nil {
 		return nil, fmt.Errorf("CHAIN_RPC_URL: %w", err)
 	}
-	if cfg.Metrics, err = settler.NewExecutorMetrics(p.Registry); err != nil {
-		return nil, err
-	}
-	return settler.NewExecutor(cfg, client, p.Pool, p.Kafka, p.Log)
+	return settler.NewExecutor(cfg, client, p.Pool, p.Kafka, p.Log, p.Registry)
 }

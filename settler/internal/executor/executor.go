@@ -66,6 +66,9 @@ type Config struct {
 	Metrics *Metrics
 }
 
+// DefaultPoll is Config.Poll's default.
+const DefaultPoll = 2 * time.Second
+
 // Executor is a running withdrawal executor.
 type Executor struct {
 	cfg      Config
@@ -85,7 +88,7 @@ func New(cfg Config, chain Chain, pool *pgxpool.Pool, cl *kgo.Client, log *slog.
 		return nil, errors.New("withdrawal executor: no operator key")
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = 2 * time.Second
+		cfg.Poll = DefaultPoll
 	}
 	if cfg.GasLimit == 0 {
 		cfg.GasLimit = 1_000_000

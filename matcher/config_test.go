@@ -1,4 +1,4 @@
-package main
+package matcher
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestSnapshotEvery(t *testing.T) {
 		{"lots", 0, true},
 	} {
 		r := config.FromMap(map[string]string{"MATCHER_SNAPSHOT_EVERY": tc.value})
-		got := snapshotEvery(r)
+		got := ConfigFromEnv(r).SnapshotEvery
 		err := r.Err()
 		if tc.bad {
 			if err == nil || !strings.Contains(err.Error(), "MATCHER_SNAPSHOT_EVERY") {
@@ -35,5 +35,18 @@ func TestSnapshotEvery(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("MATCHER_SNAPSHOT_EVERY=%q: %d, %v; want %d", tc.value, got, err, tc.want)
 		}
+	}
+}
+
+// With no variable set the matcher joins group "matcher" with batches of
+// 10,000 records, as docs/deploy.md lists.
+func TestConfigFromEnvDefaults(t *testing.T) {
+	r := config.FromMap(map[string]string{"MATCHER_INSTANCE_ID": "matcher-0"})
+	cfg := ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Group != "matcher" || cfg.InstanceID != "matcher-0" || cfg.StaticMember || cfg.MaxBatch != 10_000 {
+		t.Errorf("defaults: %+v", cfg)
 	}
 }
