@@ -343,19 +343,19 @@ func (e *Executor) paidBy(ctx context.Context, id int64) (common.Hash, uint64, b
 func lower(h common.Hash) string { return strings.ToLower(h.Hex()) }
 
 func (e *Executor) publishSubmitted(ctx context.Context, r request, hash common.Hash) error {
-	return e.cfg.Metrics.published(stateSubmitted, e.publish(ctx, r, topics.TypeWithdrawalSubmitted, fmt.Sprintf("withdrawal-submitted-%d", r.id),
+	return e.cfg.Metrics.published(stateSubmitted, r.id, e.publish(ctx, r, topics.TypeWithdrawalSubmitted, fmt.Sprintf("withdrawal-submitted-%d", r.id),
 		topics.WithdrawalSubmitted{RequestID: r.id, UserID: r.user, TxHash: lower(hash)}))
 }
 
 func (e *Executor) publishConfirmed(ctx context.Context, r request, hash common.Hash, block uint64) error {
 	e.log.Info("withdrawal confirmed", "request", r.id, "tx", hash.Hex(), "block", block)
-	return e.cfg.Metrics.published(stateConfirmed, e.publish(ctx, r, topics.TypeWithdrawalConfirmed, fmt.Sprintf("withdrawal-confirmed-%d", r.id),
+	return e.cfg.Metrics.published(stateConfirmed, r.id, e.publish(ctx, r, topics.TypeWithdrawalConfirmed, fmt.Sprintf("withdrawal-confirmed-%d", r.id),
 		topics.WithdrawalConfirmed{RequestID: r.id, UserID: r.user, TxHash: lower(hash), BlockNumber: block}))
 }
 
 func (e *Executor) publishFailed(ctx context.Context, r request, hash, reason string) error {
 	e.log.Warn("withdrawal failed; funds are returned", "request", r.id, "tx", hash, "reason", reason)
-	return e.cfg.Metrics.published(stateFailed, e.publish(ctx, r, topics.TypeWithdrawalFailed, fmt.Sprintf("withdrawal-failed-%d", r.id),
+	return e.cfg.Metrics.published(stateFailed, r.id, e.publish(ctx, r, topics.TypeWithdrawalFailed, fmt.Sprintf("withdrawal-failed-%d", r.id),
 		topics.WithdrawalFailed{RequestID: r.id, UserID: r.user, TxHash: hash, Reason: reason}))
 }
 

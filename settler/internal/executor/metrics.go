@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,14 @@ type Metrics struct {
 	outcomes *prometheus.CounterVec
 	open     *prometheus.GaugeVec
 	oldest   prometheus.Gauge
+
+	// mu guards counted: the outcomes counted for each request still
+	// open. A round may publish an outcome again while the settler has
+	// not applied it yet (the request is still open); it is counted once.
+	// found forgets the requests no longer open, so the set holds at most
+	// the open requests.
+	mu      sync.Mutex
+	counted map[int64]map[string]bool
 }
 
 // NewMetrics registers the executor's metrics on reg, or reuses those
@@ -55,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Metrics{chain: cm, outcomes: outcomes, open: open, oldest: oldest}, nil
+	return &Metrics{chain: cm, outcomes: outcomes, open: open, oldest: oldest, counted: map[int64]map[string]bool{}}, nil
 }
 
 func (m *Metrics) chainMetrics() *chain.WatcherMetrics {
@@ -65,12 +74,22 @@ func (m *Metrics) chainMetrics() *chain.WatcherMetrics {
 	return m.chain
 }
 
-// published counts an outcome once its event is on the log.
-func (m *Metrics) published(state string, err error) error {
-	if m != nil && err == nil {
+// published counts request id's outcome once its event is on the log,
+// the first time this process publishes it.
+func (m *Metrics) published(state string, id int64, err error) error {
+	if m == nil || err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counted[id] == nil {
+		m.counted[id] = map[string]bool{}
+	}
+	if !m.counted[id][state] {
+		m.counted[id][state] = true
 		m.outcomes.WithLabelValues(state).Inc()
 	}
-	return err
+	return nil
 }
 
 // found records the open requests a round read.
@@ -80,10 +99,19 @@ func (m *Metrics) found(reqs []request, now time.Time) {
 	}
 	counts := map[int]int{}
 	var oldest time.Duration
+	open := make(map[int64]bool, len(reqs))
 	for _, r := range reqs {
 		counts[r.status]++
 		oldest = max(oldest, now.Sub(r.created))
+		open[r.id] = true
 	}
+	m.mu.Lock()
+	for id := range m.counted {
+		if !open[id] {
+			delete(m.counted, id)
+		}
+	}
+	m.mu.Unlock()
 	for status, name := range openStatuses {
 		m.open.WithLabelValues(name).Set(float64(counts[status]))
 	}
