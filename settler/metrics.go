@@ -2,6 +2,8 @@ package settler
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,7 +55,7 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	consumer := []string{"consumer"}
-	return &metrics{
+	m := &metrics{
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "settler_batches_total", Help: "Postgres transactions the settler committed.",
 		}, consumer),
@@ -82,6 +84,33 @@ func newMetrics() *metrics {
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, consumer),
 	}
+	return m.preset()
+}
+
+// tradingKinds are the kind labels of the trading consumer.
+var tradingKinds = []string{"fill", "order_event", "market_open", "market_status"}
+
+// preset creates every series of the fixed label sets at 0, so that a
+// dashboard and the alerts see each from the start, not from its first
+// event.
+func (m *metrics) preset() *metrics {
+	for _, c := range []string{ledgerConsumer, tradingConsumer} {
+		m.batches.WithLabelValues(c)
+		m.batchRecords.WithLabelValues(c)
+		m.transaction.WithLabelValues(c)
+		m.duplicates.WithLabelValues(c)
+		m.retries.WithLabelValues(c)
+		m.latency.WithLabelValues(c)
+	}
+	for _, k := range append(slices.Collect(maps.Values(ledgerKinds)), kindOther) {
+		m.applied.WithLabelValues(ledgerConsumer, k)
+		m.rejected.WithLabelValues(ledgerConsumer, k)
+	}
+	for _, k := range tradingKinds {
+		m.applied.WithLabelValues(tradingConsumer, k)
+	}
+	m.rejected.WithLabelValues(tradingConsumer, "fill")
+	return m
 }
 
 func (m *metrics) collectors() []prometheus.Collector {

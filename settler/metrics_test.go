@@ -34,12 +34,15 @@ func TestMetricsCountWhatWasApplied(t *testing.T) {
 
 	got := metricstest.Gather(t, reg)
 	want := map[string]float64{
-		`settler_applied_total{consumer="ledger",kind="deposit"}`:       2,
-		`settler_rejected_total{consumer="ledger",kind="other"}`:        1,
-		`settler_duplicates_total{consumer="ledger"}`:                   1,
-		`settler_batch_records_sum{consumer="ledger"}`:                  4,
-		`settler_apply_latency_seconds_count{consumer="ledger"}`:        4,
-		`settler_batch_retries_total{consumer="ledger"}`:                0,
+		`settler_applied_total{consumer="ledger",kind="deposit"}`: 2,
+		`settler_rejected_total{consumer="ledger",kind="other"}`:  1,
+		`settler_duplicates_total{consumer="ledger"}`:             1,
+		`settler_batch_records_sum{consumer="ledger"}`:            4,
+		`settler_apply_latency_seconds_count{consumer="ledger"}`:  4,
+		`settler_batch_retries_total{consumer="ledger"}`:          0,
+		// Series of the fixed label sets exist from the start, at 0.
+		`settler_applied_total{consumer="ledger",kind="transfer"}`:      0,
+		`settler_rejected_total{consumer="trading",kind="fill"}`:        0,
 		`settler_transaction_duration_seconds_count{consumer="ledger"}`: got[`settler_batches_total{consumer="ledger"}`],
 	}
 	for name, w := range want {

@@ -29,6 +29,15 @@ func NewMetrics(reg prometheus.Registerer, service string) (*Metrics, error) {
 		Help:        "REST answers 429 and 503 by reason.",
 		ConstLabels: prometheus.Labels{"service": service},
 	}, []string{"status", "reason"})
+	// Every reason's series exists from the start, at 0, with the status
+	// it is answered with (the middleware's Needs and Unavailable give 503,
+	// TooMany 429), for the dashboard and the alerts.
+	for _, reason := range []string{ReasonInFlight, ReasonDatabaseBusy, ReasonRateLimit} {
+		r.WithLabelValues(strconv.Itoa(http.StatusTooManyRequests), reason)
+	}
+	for _, reason := range []string{ReasonPostgresDown, ReasonKafkaDown, ReasonOverloaded} {
+		r.WithLabelValues(strconv.Itoa(http.StatusServiceUnavailable), reason)
+	}
 	for _, c := range []prometheus.Collector{h, r} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ func TestRefusalsCountUnderTheirReason(t *testing.T) {
 		do(e, "GET", path, "", "")
 	}
 
-	got := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	got := metricstest.NonZero(metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total"))
 	want := map[string]float64{
 		`http_refusals_total{reason="in_flight",service="test",status="429"}`:     1,
 		`http_refusals_total{reason="postgres_down",service="test",status="503"}`: 1,
@@ -69,12 +69,32 @@ func TestRefusedKeepsTheReasonsFixed(t *testing.T) {
 	m.Refused(&Error{Status: 429, Reason: "user 42 was too fast"})
 	m.Refused(TooMany(ReasonRateLimit, "slow down"))
 	m.Refused(Invalid("chainId must be an integer"))
-	got := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	got := metricstest.NonZero(metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total"))
 	want := map[string]float64{
 		`http_refusals_total{reason="overloaded",service="test",status="429"}`: 1,
 		`http_refusals_total{reason="rate_limit",service="test",status="429"}`: 1,
 	}
 	if !maps.Equal(got, want) {
 		t.Fatalf("refusals:\n%s", metricstest.Dump(got))
+	}
+}
+
+// TestRefusalSeriesExistFromTheStart: each reason's series is there at 0
+// before any refusal, so that the dashboard and the alerts see it.
+func TestRefusalSeriesExistFromTheStart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := NewMetrics(reg, "test"); err != nil {
+		t.Fatal(err)
+	}
+	got := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	want := map[string]float64{}
+	for _, r := range []string{"in_flight", "database_busy", "rate_limit"} {
+		want[`http_refusals_total{reason="`+r+`",service="test",status="429"}`] = 0
+	}
+	for _, r := range []string{"postgres_down", "kafka_down", "overloaded"} {
+		want[`http_refusals_total{reason="`+r+`",service="test",status="503"}`] = 0
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("refusal series before any refusal:\n%s", metricstest.Dump(got))
 	}
 }

@@ -57,6 +57,18 @@ func Prefixed(got map[string]float64, prefix string) map[string]float64 {
 	return out
 }
 
+// NonZero returns the samples of got that are not 0: what happened,
+// without the series a metric creates at 0 from the start.
+func NonZero(got map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range got {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Dump lists samples one a line, sorted, for failure messages.
 func Dump(got map[string]float64) string {
 	lines := make([]string, 0, len(got))

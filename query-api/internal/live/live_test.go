@@ -112,7 +112,7 @@ func TestUpgradeRefusals(t *testing.T) {
 		t.Fatalf("socket over the limit: %v %v", err, resp)
 	}
 	// Only the 429 is a refusal: the 400 and the 401 are the client's.
-	got := metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total")
+	got := metricstest.NonZero(metricstest.Prefixed(metricstest.Gather(t, reg), "http_refusals_total"))
 	want := map[string]float64{`http_refusals_total{reason="in_flight",service="query-api",status="429"}`: 1}
 	if !maps.Equal(got, want) {
 		t.Fatalf("refusals counted: %v, want %v", got, want)
