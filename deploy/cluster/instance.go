@@ -204,10 +204,7 @@ func tail(path string, n int) string {
 // buildBinaries builds the service binaries and topicctl from the
 // repository into dir, one `go build` for all of them.
 func buildBinaries(ctx context.Context, repo, dir string) error {
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, pkg := range binaryPackages {
-		args = append(args, pkg)
-	}
+	args := append([]string{"build", "-o", dir + string(filepath.Separator)}, binaryPackages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = repo
 	if out, err := cmd.CombinedOutput(); err != nil {
