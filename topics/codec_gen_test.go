@@ -70,36 +70,101 @@ func TestGeneratedAppendJSONMatchesMarshal(t *testing.T) {
 	}
 }
 
+// readers are the types with a generated ReadJSON.
+func readers() []interface {
+	AppendJSON([]byte) []byte
+	ReadJSON([]byte) bool
+} {
+	return []interface {
+		AppendJSON([]byte) []byte
+		ReadJSON([]byte) bool
+	}{&OrderEvent{}, &CancelRejected{}, &MarketStatus{}, &Fill{}, &OrderPlace{}}
+}
+
 // ReadJSON reads what AppendJSON writes whenever its strings are plain,
-// and gives what json.Unmarshal gives.
-func TestOrderPlaceReadJSONRoundTrip(t *testing.T) {
+// and gives what json.Unmarshal gives; Envelope.UnmarshalData gives the
+// same whether the generated reader or encoding/json reads the payload.
+func TestReadJSONRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var read int
-	for range 2000 {
-		var p OrderPlace
-		randomize(rng, reflect.ValueOf(&p).Elem())
-		b := p.AppendJSON(nil)
-		var got OrderPlace
-		if !got.ReadJSON(b) {
-			if plainStrings(p) {
-				t.Fatalf("declined %s", b)
+	for _, r := range readers() {
+		typ := reflect.TypeOf(r).Elem()
+		var read, declined int
+		for range 2000 {
+			v := reflect.New(typ)
+			randomize(rng, v.Elem())
+			if rng.IntN(2) == 0 {
+				plainify(v.Elem())
 			}
-			continue
+			b := v.Interface().(interface{ AppendJSON([]byte) []byte }).AppendJSON(nil)
+			got := reflect.New(typ)
+			ok := got.Interface().(interface{ ReadJSON([]byte) bool }).ReadJSON(b)
+			want := reflect.New(typ)
+			if err := json.Unmarshal(b, want.Interface()); err != nil {
+				t.Fatalf("%s: %s: %v", typ, b, err)
+			}
+			viaEnvelope := reflect.New(typ)
+			if err := (Envelope{Type: "t", Data: b}).UnmarshalData(viaEnvelope.Interface()); err != nil {
+				t.Fatalf("%s: UnmarshalData %s: %v", typ, b, err)
+			}
+			if !reflect.DeepEqual(viaEnvelope.Interface(), want.Interface()) {
+				t.Fatalf("%s: %s\nUnmarshalData %+v\nwant          %+v", typ, b, viaEnvelope.Elem(), want.Elem())
+			}
+			if !ok {
+				if plainStrings(v.Elem()) {
+					t.Fatalf("%s: declined %s", typ, b)
+				}
+				if !got.Elem().IsZero() {
+					t.Fatalf("%s: declined %s but set %+v", typ, b, got.Elem())
+				}
+				declined++
+				continue
+			}
+			read++
+			if !reflect.DeepEqual(got.Interface(), want.Interface()) {
+				t.Fatalf("%s: %s\nread %+v\nwant %+v", typ, b, got.Elem(), want.Elem())
+			}
 		}
-		read++
-		if got != p {
-			t.Fatalf("%s\nread %+v\nwant %+v", b, got, p)
+		if read == 0 || declined == 0 {
+			t.Fatalf("%s: %d payloads read and %d declined; the test covers neither path without both", typ, read, declined)
 		}
-	}
-	if read == 0 {
-		t.Fatal("no payload was read")
 	}
 }
 
-func plainStrings(p OrderPlace) bool {
-	for _, s := range []string{p.InstrumentID, p.Quantity, p.Price, p.ClientOrderID} {
+// plainify replaces every string v reaches that JSON escapes with one it
+// does not.
+func plainify(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if !plainStrings(v) {
+			v.SetString("plain 1.5")
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			plainify(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			plainify(v.Field(i))
+		}
+	}
+}
+
+// plainStrings reports whether every string v reaches is printable ASCII
+// that JSON writes without an escape.
+func plainStrings(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
 		for i := 0; i < len(s); i++ {
 			if s[i] < ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\\' || s[i] == '<' || s[i] == '>' || s[i] == '&' {
+				return false
+			}
+		}
+	case reflect.Pointer:
+		return v.IsNil() || plainStrings(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !plainStrings(v.Field(i)) {
 				return false
 			}
 		}
@@ -133,6 +198,62 @@ func FuzzOrderPlaceReadJSON(f *testing.F) {
 		}
 		if got != want {
 			t.Fatalf("%q\nReadJSON  %+v\nUnmarshal %+v", b, got, want)
+		}
+	})
+}
+
+// FuzzOrderEventReadJSON is FuzzOrderPlaceReadJSON for a payload with a
+// pointer member, null or not.
+func FuzzOrderEventReadJSON(f *testing.F) {
+	f.Add([]byte(`{"commandId":"c","orderId":7,"userId":2,"accountId":21,"marketId":1,"instrumentId":"ETH-PC-100","slot":100,"side":true,"orderType":2,"passive":false,"quantity":"1","fulfilled":"0","status":1,"errorCode":null}`))
+	for _, s := range []string{`{"errorCode":191}`, `{"errorCode": null }`, `{"errorCode":nul}`, `{"errorCode":"1"}`, `{"errorCode":1.5}`,
+		`{"errorCode":null,"errorCode":1}`, `{"slot":-1}`, `{"slot":18446744073709551615}`, `{"slot":18446744073709551616}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		code := 5
+		sentinel := OrderEvent{OrderID: -7, ErrorCode: &code}
+		got := sentinel
+		if !got.ReadJSON(b) {
+			if !reflect.DeepEqual(got, sentinel) {
+				t.Fatalf("%q declined but changed the value to %+v", b, got)
+			}
+			return
+		}
+		var want OrderEvent
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("ReadJSON read %q, json.Unmarshal says %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q\nReadJSON  %+v\nUnmarshal %+v", b, got, want)
+		}
+	})
+}
+
+// BenchmarkReadOrderEvent reads an order.filled payload through
+// Envelope.UnmarshalData (the generated reader) and, as the baseline in
+// the same run, through encoding/json.
+func BenchmarkReadOrderEvent(b *testing.B) {
+	code := 191
+	ev := OrderEvent{CommandID: "0192f3a4-1111-7000-8000-000000000001", OrderID: 123000, UserID: 17, AccountID: 34,
+		MarketID: 1_000_000_000_100, InstrumentID: "ETH-PC-100", Slot: 100, Side: true, OrderType: OrderTypeLimit,
+		Price: "0.000000002", Quantity: "21000", Fulfilled: "21000", Status: OrderStatusDone, ErrorCode: &code,
+		TradeID: 99, LastPrice: "0.000000002", LastQuantity: "21000", LastFee: "0.000000000000042"}
+	e := Envelope{Type: TypeOrderFilled, Data: ev.AppendJSON(nil)}
+	b.Run("generated", func(b *testing.B) {
+		for b.Loop() {
+			var got OrderEvent
+			if err := e.UnmarshalData(&got); err != nil || got.OrderID != ev.OrderID {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var got OrderEvent
+			if err := json.Unmarshal(e.Data, &got); err != nil || got.OrderID != ev.OrderID {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -189,9 +189,15 @@ func AppendEnvelopeHead(dst []byte, typ string, version int, id string, time int
 	return append(dst, `,"data":`...)
 }
 
-// UnmarshalData decodes the payload into v. Unknown payload fields are
-// ignored: producers add fields without breaking older readers.
+// UnmarshalData decodes the payload into v, a pointer to a zero value.
+// Unknown payload fields are ignored: producers add fields without
+// breaking older readers. A payload type with a generated reader (marked
+// //topics:readjson) is read by it when the payload is in the plain form
+// producers write, and by encoding/json otherwise.
 func (e Envelope) UnmarshalData(v any) error {
+	if r, ok := v.(interface{ ReadJSON([]byte) bool }); ok && r.ReadJSON(e.Data) {
+		return nil
+	}
 	if err := json.Unmarshal(e.Data, v); err != nil {
 		return fmt.Errorf("decode %s data: %w", e.Type, err)
 	}

@@ -43,6 +43,7 @@ const (
 // order; the type says what happened.
 //
 //topics:appendjson
+//topics:readjson
 type OrderEvent struct {
 	// CommandID is the envelope id of the command or tick that caused the
 	// event: the place command for accepted, rejected and taker fills, the
@@ -86,6 +87,7 @@ type OrderEvent struct {
 // 109 already done or cancelled).
 //
 //topics:appendjson
+//topics:readjson
 type CancelRejected struct {
 	CommandID     string `json:"commandId"`
 	UserID        int64  `json:"userId"`
@@ -101,6 +103,7 @@ type CancelRejected struct {
 // to the status of a clock tick.
 //
 //topics:appendjson
+//topics:readjson
 type MarketStatus struct {
 	CommandID    string `json:"commandId"`
 	MarketID     int64  `json:"marketId"`
@@ -117,6 +120,7 @@ type MarketStatus struct {
 // maker order. The settler moves funds and positions from it.
 //
 //topics:appendjson
+//topics:readjson
 type Fill struct {
 	TradeID      int64  `json:"tradeId"`
 	CommandID    string `json:"commandId"`

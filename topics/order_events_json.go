@@ -53,6 +53,109 @@ func (o *OrderEvent) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// ReadJSON sets o from data, a JSON object, and reports whether it could
+// read it exactly as json.Unmarshal would. It reads the plain form the
+// producers write, without reflection, and declines (false, o
+// unchanged) anything else: escapes and non-ASCII bytes in strings,
+// unknown, repeated or case-folded member names, nulls, numbers that are
+// not integers in range. The caller then decodes data with encoding/json,
+// which reads it or says what is wrong with it.
+func (o *OrderEvent) ReadJSON(data []byte) bool {
+	s := scanner{b: data, ok: true}
+	var v OrderEvent
+	var seen, bit uint64
+	s.object(func(name []byte) bool {
+		switch string(name) {
+		case "commandId":
+			bit = 1 << 0
+			v.CommandID = s.str()
+		case "orderId":
+			bit = 1 << 1
+			v.OrderID = s.int(64)
+		case "clientOrderId":
+			bit = 1 << 2
+			v.ClientOrderID = s.str()
+		case "userId":
+			bit = 1 << 3
+			v.UserID = s.int(64)
+		case "accountId":
+			bit = 1 << 4
+			v.AccountID = s.int(64)
+		case "marketId":
+			bit = 1 << 5
+			v.MarketID = s.int(64)
+		case "instrumentId":
+			bit = 1 << 6
+			v.InstrumentID = s.str()
+		case "slot":
+			bit = 1 << 7
+			v.Slot = s.uint(64)
+		case "side":
+			bit = 1 << 8
+			v.Side = s.bool()
+		case "orderType":
+			bit = 1 << 9
+			v.OrderType = int(s.int(intSize))
+		case "passive":
+			bit = 1 << 10
+			v.Passive = s.bool()
+		case "price":
+			bit = 1 << 11
+			v.Price = s.str()
+		case "quantity":
+			bit = 1 << 12
+			v.Quantity = s.str()
+		case "fulfilled":
+			bit = 1 << 13
+			v.Fulfilled = s.str()
+		case "status":
+			bit = 1 << 14
+			v.Status = int(s.int(intSize))
+		case "errorCode":
+			bit = 1 << 15
+			if !s.null() {
+				val := int(s.int(intSize))
+				v.ErrorCode = &val
+			}
+		case "reason":
+			bit = 1 << 16
+			v.Reason = s.str()
+		case "message":
+			bit = 1 << 17
+			v.Message = s.str()
+		case "tradeId":
+			bit = 1 << 18
+			v.TradeID = s.int(64)
+		case "lastPrice":
+			bit = 1 << 19
+			v.LastPrice = s.str()
+		case "lastQuantity":
+			bit = 1 << 20
+			v.LastQuantity = s.str()
+		case "lastFee":
+			bit = 1 << 21
+			v.LastFee = s.str()
+		case "lastPreconfQuantity":
+			bit = 1 << 22
+			v.LastPreconfQuantity = s.str()
+		default:
+			// encoding/json matches names without regard to case and lets
+			// a repeated name win: leave both to it.
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return s.ok
+	})
+	s.end()
+	if s.ok {
+		*o = v
+	}
+	return s.ok
+}
+
 // AppendJSON appends the JSON encoding of c to dst: exactly the bytes
 // json.Marshal writes for it, without reflection.
 func (c *CancelRejected) AppendJSON(dst []byte) []byte {
@@ -73,6 +176,61 @@ func (c *CancelRejected) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// ReadJSON sets c from data, a JSON object, and reports whether it could
+// read it exactly as json.Unmarshal would. It reads the plain form the
+// producers write, without reflection, and declines (false, c
+// unchanged) anything else: escapes and non-ASCII bytes in strings,
+// unknown, repeated or case-folded member names, nulls, numbers that are
+// not integers in range. The caller then decodes data with encoding/json,
+// which reads it or says what is wrong with it.
+func (c *CancelRejected) ReadJSON(data []byte) bool {
+	s := scanner{b: data, ok: true}
+	var v CancelRejected
+	var seen, bit uint64
+	s.object(func(name []byte) bool {
+		switch string(name) {
+		case "commandId":
+			bit = 1 << 0
+			v.CommandID = s.str()
+		case "userId":
+			bit = 1 << 1
+			v.UserID = s.int(64)
+		case "accountId":
+			bit = 1 << 2
+			v.AccountID = s.int(64)
+		case "instrumentId":
+			bit = 1 << 3
+			v.InstrumentID = s.str()
+		case "orderId":
+			bit = 1 << 4
+			v.OrderID = s.int(64)
+		case "clientOrderId":
+			bit = 1 << 5
+			v.ClientOrderID = s.str()
+		case "code":
+			bit = 1 << 6
+			v.Code = int(s.int(intSize))
+		case "message":
+			bit = 1 << 7
+			v.Message = s.str()
+		default:
+			// encoding/json matches names without regard to case and lets
+			// a repeated name win: leave both to it.
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return s.ok
+	})
+	s.end()
+	if s.ok {
+		*c = v
+	}
+	return s.ok
+}
+
 // AppendJSON appends the JSON encoding of m to dst: exactly the bytes
 // json.Marshal writes for it, without reflection.
 func (m *MarketStatus) AppendJSON(dst []byte) []byte {
@@ -84,6 +242,58 @@ func (m *MarketStatus) AppendJSON(dst []byte) []byte {
 	dst = appendIntField(dst, `,"availablePreconf":`, m.AvailablePreconf)
 	dst = appendIntField(dst, `,"totalPreconf":`, m.TotalPreconf)
 	return append(dst, '}')
+}
+
+// ReadJSON sets m from data, a JSON object, and reports whether it could
+// read it exactly as json.Unmarshal would. It reads the plain form the
+// producers write, without reflection, and declines (false, m
+// unchanged) anything else: escapes and non-ASCII bytes in strings,
+// unknown, repeated or case-folded member names, nulls, numbers that are
+// not integers in range. The caller then decodes data with encoding/json,
+// which reads it or says what is wrong with it.
+func (m *MarketStatus) ReadJSON(data []byte) bool {
+	s := scanner{b: data, ok: true}
+	var v MarketStatus
+	var seen, bit uint64
+	s.object(func(name []byte) bool {
+		switch string(name) {
+		case "commandId":
+			bit = 1 << 0
+			v.CommandID = s.str()
+		case "marketId":
+			bit = 1 << 1
+			v.MarketID = s.int(64)
+		case "instrumentId":
+			bit = 1 << 2
+			v.InstrumentID = s.str()
+		case "slot":
+			bit = 1 << 3
+			v.Slot = s.uint(64)
+		case "status":
+			bit = 1 << 4
+			v.Status = int(s.int(intSize))
+		case "availablePreconf":
+			bit = 1 << 5
+			v.AvailablePreconf = s.int(64)
+		case "totalPreconf":
+			bit = 1 << 6
+			v.TotalPreconf = s.int(64)
+		default:
+			// encoding/json matches names without regard to case and lets
+			// a repeated name win: leave both to it.
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return s.ok
+	})
+	s.end()
+	if s.ok {
+		*m = v
+	}
+	return s.ok
 }
 
 // AppendJSON appends the JSON encoding of f to dst: exactly the bytes
@@ -111,4 +321,92 @@ func (f *Fill) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(dst, `,"buyerFee":`, f.BuyerFee)
 	dst = appendStringField(dst, `,"sellerFee":`, f.SellerFee)
 	return append(dst, '}')
+}
+
+// ReadJSON sets f from data, a JSON object, and reports whether it could
+// read it exactly as json.Unmarshal would. It reads the plain form the
+// producers write, without reflection, and declines (false, f
+// unchanged) anything else: escapes and non-ASCII bytes in strings,
+// unknown, repeated or case-folded member names, nulls, numbers that are
+// not integers in range. The caller then decodes data with encoding/json,
+// which reads it or says what is wrong with it.
+func (f *Fill) ReadJSON(data []byte) bool {
+	s := scanner{b: data, ok: true}
+	var v Fill
+	var seen, bit uint64
+	s.object(func(name []byte) bool {
+		switch string(name) {
+		case "tradeId":
+			bit = 1 << 0
+			v.TradeID = s.int(64)
+		case "commandId":
+			bit = 1 << 1
+			v.CommandID = s.str()
+		case "marketId":
+			bit = 1 << 2
+			v.MarketID = s.int(64)
+		case "instrumentId":
+			bit = 1 << 3
+			v.InstrumentID = s.str()
+		case "slot":
+			bit = 1 << 4
+			v.Slot = s.uint(64)
+		case "price":
+			bit = 1 << 5
+			v.Price = s.str()
+		case "quantity":
+			bit = 1 << 6
+			v.Quantity = s.str()
+		case "side":
+			bit = 1 << 7
+			v.Side = s.bool()
+		case "takerOrderId":
+			bit = 1 << 8
+			v.TakerOrderID = s.int(64)
+		case "takerUserId":
+			bit = 1 << 9
+			v.TakerUserID = s.int(64)
+		case "takerAccountId":
+			bit = 1 << 10
+			v.TakerAccountID = s.int(64)
+		case "makerOrderId":
+			bit = 1 << 11
+			v.MakerOrderID = s.int(64)
+		case "makerUserId":
+			bit = 1 << 12
+			v.MakerUserID = s.int(64)
+		case "makerAccountId":
+			bit = 1 << 13
+			v.MakerAccountID = s.int(64)
+		case "primarySale":
+			bit = 1 << 14
+			v.PrimarySale = s.bool()
+		case "preconfQuantity":
+			bit = 1 << 15
+			v.PreconfQuantity = s.str()
+		case "availablePreconf":
+			bit = 1 << 16
+			v.AvailablePreconf = s.int(64)
+		case "buyerFee":
+			bit = 1 << 17
+			v.BuyerFee = s.str()
+		case "sellerFee":
+			bit = 1 << 18
+			v.SellerFee = s.str()
+		default:
+			// encoding/json matches names without regard to case and lets
+			// a repeated name win: leave both to it.
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return s.ok
+	})
+	s.end()
+	if s.ok {
+		*f = v
+	}
+	return s.ok
 }

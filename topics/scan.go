@@ -96,8 +96,6 @@ func (s *scanner) int(bits int) int64 {
 
 // uint reads an integer in JSON's grammar that fits an unsigned integer
 // of the given bits.
-//
-//lint:ignore U1000 the reader of an unsigned member calls it; no marked type has one yet
 func (s *scanner) uint(bits int) uint64 {
 	s.ws()
 	v := s.digits()
@@ -156,6 +154,16 @@ func (s *scanner) bool() bool {
 		return false
 	}
 	s.ok = false
+	return false
+}
+
+// null consumes a null, if that is what comes next.
+func (s *scanner) null() bool {
+	s.ws()
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
 	return false
 }
 

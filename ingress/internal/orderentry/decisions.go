@@ -2,7 +2,6 @@ package orderentry
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sync"
 	"time"
@@ -185,13 +184,13 @@ func (d *decisions) observe(r *kgo.Record) {
 	}
 	if typ == topics.TypeCancelRejected {
 		var cr topics.CancelRejected
-		if json.Unmarshal(e.Data, &cr) == nil {
+		if e.UnmarshalData(&cr) == nil {
 			d.cancelRejected(r.Partition, e.Time, cr)
 		}
 		return
 	}
 	var ev topics.OrderEvent
-	if json.Unmarshal(e.Data, &ev) == nil {
+	if e.UnmarshalData(&ev) == nil {
 		d.orderEvent(r.Partition, e.Time, typ, ev)
 	}
 }

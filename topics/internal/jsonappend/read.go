@@ -3,8 +3,9 @@ package main
 import "strconv"
 
 // readMethod writes the ReadJSON method of struct t. It reads members of
-// the kinds the scanner reads (strings, booleans, integers); a member of
-// any other kind, like a name it does not know, makes it decline.
+// the kinds the scanner reads (strings, booleans, integers, and pointers
+// to them, null or not); a member of any other kind, like a name it does
+// not know, makes it decline.
 func (w *writer) readMethod(recv string, t *typ) {
 	w.line("\n// ReadJSON sets %s from data, a JSON object, and reports whether it could", recv)
 	w.line("// read it exactly as json.Unmarshal would. It reads the plain form the")
@@ -20,6 +21,21 @@ func (w *writer) readMethod(recv string, t *typ) {
 	w.line("s.object(func(name []byte) bool {")
 	w.line("switch string(name) {")
 	for i, f := range t.fields {
+		if f.typ.kind == kPtr {
+			// null leaves the pointer nil, as encoding/json does; a value
+			// gets a variable of its own.
+			read := scan(f.typ.elem)
+			if read == "" {
+				continue
+			}
+			w.line("case %s:", strconv.Quote(f.jsonName))
+			w.line("bit = 1 << %d", i)
+			w.line("if !s.null() {")
+			w.line("val := %s", read)
+			w.line("v.%s = &val", f.goName)
+			w.line("}")
+			continue
+		}
 		read := scan(f.typ)
 		if read == "" {
 			continue // declined with the unknown names
