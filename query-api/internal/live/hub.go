@@ -230,23 +230,24 @@ func (h *Hub) wantsUser(user int64, channel string, f topics.Family, instrument 
 }
 
 // publishUser queues msg on the sockets of user subscribed to channel for
-// the family and instrument. Nobody else's socket is looked at.
+// the family and instrument. Nobody else's socket is looked at. A user has
+// few sockets, so msg goes as it is: framing it once for them (a prepared
+// message) would cost more than the writes it saves.
 func (h *Hub) publishUser(user int64, channel string, f topics.Family, instrument string, msg []byte) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	var pm *websocket.PreparedMessage
 	for s := range h.users[user] {
 		if s.privateMatch(channel, f, instrument) {
-			if pm == nil {
-				pm = prepare(msg)
-			}
-			h.deliver(s, pm)
+			h.count(s.send(msg))
 		}
 	}
 }
 
-func (h *Hub) deliver(s *socket, msg *websocket.PreparedMessage) {
-	if s.sendPrepared(msg) {
+func (h *Hub) deliver(s *socket, msg *websocket.PreparedMessage) { h.count(s.sendPrepared(msg)) }
+
+// count records a message queued to a socket, or the socket dropped.
+func (h *Hub) count(queued bool) {
+	if queued {
 		h.sent.Add(1)
 	} else {
 		h.dropped.Add(1)

@@ -17,7 +17,7 @@ import (
 type socket struct {
 	srv   *Server
 	conn  *websocket.Conn
-	queue chan *websocket.PreparedMessage
+	queue chan outgoing
 	done  chan struct{}
 	once  sync.Once
 
@@ -44,13 +44,22 @@ type socket struct {
 }
 
 func newSocket(srv *Server, conn *websocket.Conn) *socket {
-	return &socket{srv: srv, conn: conn, queue: make(chan *websocket.PreparedMessage, srv.cfg.QueueLen), done: make(chan struct{}),
+	return &socket{srv: srv, conn: conn, queue: make(chan outgoing, srv.cfg.QueueLen), done: make(chan struct{}),
 		public: make(map[subKey]bool), private: make(map[subKey]bool),
 		tokens: float64(srv.cfg.RequestBurst), last: srv.cfg.Now()}
 }
 
-// send queues msg, a text message for this socket only.
-func (s *socket) send(msg []byte) bool { return s.sendPrepared(prepare(msg)) }
+// outgoing is a message queued for the client: framed once for many
+// sockets (prepared), or the text of a message for few.
+type outgoing struct {
+	prepared *websocket.PreparedMessage
+	text     []byte
+}
+
+// send queues msg, a text message for this socket only (or for the few
+// sockets of one user): written as it is, without the framing a prepared
+// message costs to build.
+func (s *socket) send(msg []byte) bool { return s.enqueue(outgoing{text: msg}) }
 
 // prepare frames a text message once, so that sending it to many sockets
 // costs each only the write.
@@ -62,10 +71,15 @@ func prepare(msg []byte) *websocket.PreparedMessage {
 	return pm
 }
 
-// sendPrepared queues msg without blocking. A full queue means the client
+// sendPrepared queues msg, framed for every socket it goes to.
+func (s *socket) sendPrepared(msg *websocket.PreparedMessage) bool {
+	return s.enqueue(outgoing{prepared: msg})
+}
+
+// enqueue queues msg without blocking. A full queue means the client
 // reads slower than it is sent to: the socket is closed and false
 // returned.
-func (s *socket) sendPrepared(msg *websocket.PreparedMessage) bool {
+func (s *socket) enqueue(msg outgoing) bool {
 	select {
 	case <-s.done:
 		return false
@@ -130,10 +144,16 @@ const writeBurst = 64
 // writeQueued writes msg and whatever else is queued behind it, up to
 // writeBurst messages, under one write deadline. A message it takes off
 // the queue it always writes.
-func (s *socket) writeQueued(msg *websocket.PreparedMessage) error {
+func (s *socket) writeQueued(msg outgoing) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
 	for n := 1; ; n++ {
-		if err := s.conn.WritePreparedMessage(msg); err != nil {
+		var err error
+		if msg.prepared != nil {
+			err = s.conn.WritePreparedMessage(msg.prepared)
+		} else {
+			err = s.conn.WriteMessage(websocket.TextMessage, msg.text)
+		}
+		if err != nil {
 			return err
 		}
 		if n == writeBurst {
