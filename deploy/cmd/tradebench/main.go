@@ -248,7 +248,7 @@ func (o options) validate() error {
 		return fmt.Errorf("-readers %d: want 0 to 64", o.readers)
 	case o.rate != 0 && !(o.rate >= 10 && o.rate <= 100_000): // NaN too
 		return fmt.Errorf("-rate %g: want 0 (no paced run) or 10 to 100000 orders/s", o.rate)
-	case o.pgstat && len(o.brokers) > 0 && slices.ContainsFunc(o.brokers, isCluster):
+	case o.pgstat && slices.ContainsFunc(o.brokers, isCluster):
 		return errors.New("-pgstat with -cluster: the production shape's Postgres is started without pg_stat_statements; measure the dev stack alone (-kafka) with -pgstat")
 	}
 	return nil
