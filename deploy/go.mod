@@ -10,6 +10,7 @@ require (
 	blockspace.exchange/settler v0.0.0-00010101000000-000000000000
 	blockspace.exchange/topics v0.0.0
 	github.com/gin-gonic/gin v1.12.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0

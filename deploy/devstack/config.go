@@ -75,6 +75,10 @@ type Config struct {
 	// COLLATERAL_CONTRACT defaults to the dev chain's contract. The REST
 	// address is the gateway's, HTTP_ADDR above.
 	Query queryapi.Config
+	// PostgresSettings are extra server settings of the private Postgres
+	// (devpostgres.Config.Settings); no variable sets them, a measurement
+	// does in code (deploy/cmd/tradebench -pgstat). None by default.
+	PostgresSettings map[string]string
 }
 
 // The brokers the dev stack can embed when KAFKA_BROKERS is unset.

@@ -80,6 +80,8 @@ func (s *Stack) startFunding(ctx context.Context) error {
 		s.cfg.Environment.ChainID); err != nil {
 		return fmt.Errorf("drop payouts of the previous dev chain: %w", err)
 	}
+	defer leaveStage(ctx)
+	enterStage(ctx, StageIngress)
 	w, err := ingress.DepositWatcher(ingress.DepositWatcherConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, Confirmations: s.cfg.ChainConfirmations,
 		Poll: s.cfg.ChainPoll, Instance: "s" + strconv.FormatInt(time.Now().UnixMilli(), 10),
@@ -88,6 +90,7 @@ func (s *Stack) startFunding(ctx context.Context) error {
 		return err
 	}
 	s.funding.watcher = w.Run
+	enterStage(ctx, StageSettler)
 	s.funding.executor, err = settler.NewExecutor(settler.WithdrawalConfig{
 		ChainID: s.cfg.Environment.ChainID, Contract: addr, OperatorKey: chain.Key(devchain.OperatorKey),
 		Confirmations: s.cfg.ChainConfirmations, Poll: s.cfg.ChainPoll,
@@ -99,7 +102,7 @@ func (s *Stack) fundingLoops() []func(context.Context) error {
 	if s.funding.executor == nil {
 		return nil
 	}
-	return []func(context.Context) error{s.funding.watcher, s.funding.executor.Run}
+	return []func(context.Context) error{staged(StageIngress, s.funding.watcher), staged(StageSettler, s.funding.executor.Run)}
 }
 
 // Chain returns the dev chain (nil outside the dev environment) and the

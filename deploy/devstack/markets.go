@@ -56,6 +56,8 @@ func storedGenesis(path string, now time.Time) (time.Time, error) {
 // the validator routes, the slot clock and the matcher.
 func (s *Stack) buildMarkets(ctx context.Context) error {
 	env := s.cfg.Environment
+	defer leaveStage(ctx)
+	enterStage(ctx, StageIngress)
 	s.beacon = ingress.NewDevBeacon(s.pool)
 	if err := s.ingress.ServeValidators(s.pool, s.beacon, func() error { return s.monitor.Err("postgres") }, s.log.With("service", "validators")); err != nil {
 		return err
@@ -71,6 +73,7 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 	if s.clock, err = ingress.NewClock(env, ingress.DefaultMarketParams(), s.pool, s.beacon, s.kcl, s.log.With("service", "clock")); err != nil {
 		return err
 	}
+	enterStage(ctx, StageMatcher)
 	mc := s.cfg.Matcher
 	mc.Kafka.Brokers, mc.Kafka.Compression, mc.Logger = s.brokers, s.cfg.KafkaCompression, s.log.With("service", "matcher")
 	mc.InstanceID = "dev" // the stack's one matcher

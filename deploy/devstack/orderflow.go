@@ -46,6 +46,8 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 			return err
 		}
 	}
+	defer leaveStage(ctx)
+	enterStage(ctx, StageIngress)
 	p.ingress, err = ingress.NewOrderflow(ingress.OrderflowConfig{
 		Environment: s.cfg.Environment, Product: s.cfg.Auth.Product, MaxInFlight: s.cfg.MaxInFlight,
 		DefaultRefundPercent: s.cfg.RefundPercent,
@@ -53,6 +55,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	enterStage(ctx, StageRelay)
 	rc := s.cfg.Relay
 	rc.ChainID, rc.BuilderURLs, rc.PayerKey = p.chain.ChainID(), []string{"http://" + p.builderLn.Addr().String()}, p.chain.Key(0)
 	p.relay, err = relay.New(ctx, rc, relay.Deps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Chain: p.chain.Client(), Logger: s.log.With("service", "orderflow-relay"),
@@ -68,6 +71,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	if err := relay.ForgetChain(ctx, s.pool, p.chain.ChainID()); err != nil {
 		return fmt.Errorf("reset dev chain cursor of the orderflow relay: %w", err)
 	}
+	enterStage(ctx, StageQuery)
 	p.reads = queryapi.NewOrderflow(s.pool, 0, s.log.With("service", "query-api"))
 	return nil
 }
@@ -99,9 +103,9 @@ func (m orderflowMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Stack) orderflowServers() []serve.Listening {
 	p := &s.of
 	return []serve.Listening{
-		{Listener: p.originatorLn, Handler: p.ingress.OriginatorHandler()},
-		{Listener: p.searcherLn, Handler: searcherMux{ws: p.relay.Handler(), rpc: p.ingress.SearcherHandler()}},
-		{Listener: p.orderflowLn, Handler: orderflowMux{auth: p.ingress.AccountsHandler(), reads: p.reads}},
+		{Listener: p.originatorLn, Handler: newStagedHandler(StageIngress, p.ingress.OriginatorHandler())},
+		{Listener: p.searcherLn, Handler: searcherMux{ws: newStagedHandler(StageRelay, p.relay.Handler()), rpc: newStagedHandler(StageIngress, p.ingress.SearcherHandler())}},
+		{Listener: p.orderflowLn, Handler: orderflowMux{auth: newStagedHandler(StageIngress, p.ingress.AccountsHandler()), reads: newStagedHandler(StageQuery, p.reads)}},
 		{Listener: p.builderLn, Handler: p.builder},
 	}
 }
@@ -109,8 +113,8 @@ func (s *Stack) orderflowServers() []serve.Listening {
 func (s *Stack) orderflowLoops() []func(context.Context) error {
 	p := &s.of
 	return []func(context.Context) error{
-		p.relay.Run,
-		p.ingress.Run,
+		staged(StageRelay, p.relay.Run),
+		staged(StageIngress, p.ingress.Run),
 		func(ctx context.Context) error { return p.chain.Run(ctx, s.cfg.DevBlockInterval, p.builder.Prepare) },
 	}
 }

@@ -120,7 +120,7 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	s.dbURL = s.cfg.DatabaseURL
 	if s.dbURL == "" {
 		pg, err := devpostgres.Start(ctx, devpostgres.Config{
-			DataDir: filepath.Join(s.cfg.DataDir, "postgres"), Logger: s.log,
+			DataDir: filepath.Join(s.cfg.DataDir, "postgres"), Logger: s.log, Settings: s.cfg.PostgresSettings,
 		})
 		if err != nil {
 			return fmt.Errorf("start embedded postgres: %w", err)
@@ -188,6 +188,8 @@ func (s *Stack) startEmbeddedKafka(ctx context.Context) (embeddedBroker, error) 
 		}
 		return c, nil
 	}
+	defer leaveStage(ctx)
+	enterStage(ctx, StageBroker)
 	b, err := kfakebroker.Start(ctx, kfakebroker.Config{
 		Addr: s.cfg.KafkaAddr, DataDir: filepath.Join(s.cfg.DataDir, "kafka"), Logger: s.log,
 	})
@@ -206,6 +208,8 @@ func (s *Stack) startMonitor() {
 
 func (s *Stack) buildServices(ctx context.Context) error {
 	dbErr := func() error { return s.monitor.Err("postgres") }
+	defer leaveStage(ctx)
+	enterStage(ctx, StageQuery)
 	qm, err := httpx.NewMetrics(s.registry, "query-api")
 	if err != nil {
 		return err
@@ -220,6 +224,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err := s.query.RegisterMetrics(s.registry); err != nil {
 		return err
 	}
+	enterStage(ctx, StageIngress)
 	im, err := httpx.NewMetrics(s.registry, "ingress")
 	if err != nil {
 		return err
@@ -240,6 +245,7 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err := s.ingress.RegisterMetrics(s.registry); err != nil {
 		return err
 	}
+	enterStage(ctx, StageSettler)
 	sc := s.cfg.Settler
 	sc.Brokers, sc.KafkaCompression = s.brokers, s.cfg.KafkaCompression
 	s.settler, err = settler.New(ctx, sc, s.settlerPool, s.log.With("service", "settler"))
@@ -263,7 +269,7 @@ func (s *Stack) listen() error {
 
 // RESTHandler is the one REST base address: the in-process gateway.
 func (s *Stack) RESTHandler() http.Handler {
-	return gateway{reads: s.query.Handler(), writes: s.ingress.Handler()}
+	return gateway{reads: newStagedHandler(StageQuery, s.query.Handler()), writes: newStagedHandler(StageIngress, s.ingress.Handler())}
 }
 
 // Routes lists every REST route the services serve.
@@ -284,11 +290,11 @@ func (s *Stack) Run(ctx context.Context) error {
 		},
 		Loops: []func(context.Context) error{
 			func(ctx context.Context) error { s.monitor.Run(ctx); return nil },
-			s.query.Run,
-			s.ingress.Run,
-			s.runMatcher,
-			s.clock.Run,
-			s.runSettler,
+			staged(StageQuery, s.query.Run),
+			staged(StageIngress, s.ingress.Run),
+			staged(StageMatcher, s.runMatcher),
+			staged(StageIngress, s.clock.Run),
+			staged(StageSettler, s.runSettler),
 		},
 		Grace:    s.cfg.ShutdownGrace,
 		Draining: s.admin.Drain,

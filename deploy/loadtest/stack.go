@@ -16,6 +16,13 @@ import (
 // and removes the directory. The stack logs at LOG_LEVEL (warn unless env
 // sets it) to log, io.Discard for none.
 func StartStack(ctx context.Context, env map[string]string, log io.Writer) (*devstack.Stack, func(), error) {
+	return StartStackWith(ctx, env, nil, log)
+}
+
+// StartStackWith is StartStack with configure, when not nil, applied to
+// the configuration read from env before the stack starts: for settings
+// no variable carries, such as Config.PostgresSettings.
+func StartStackWith(ctx context.Context, env map[string]string, configure func(*devstack.Config), log io.Writer) (*devstack.Stack, func(), error) {
 	dir, err := os.MkdirTemp("", "exchange-loadtest-")
 	if err != nil {
 		return nil, nil, err
@@ -37,6 +44,9 @@ func StartStack(ctx context.Context, env map[string]string, log io.Writer) (*dev
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	stack, err := devstack.Start(ctx, cfg, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if err != nil {

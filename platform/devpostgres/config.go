@@ -32,6 +32,10 @@ type Config struct {
 	// full_page_writes are off. For throw-away test clusters only; an OS crash
 	// can corrupt such a cluster.
 	Ephemeral bool
+	// Settings are extra server settings, each passed as -c name=value
+	// after the ones the package sets (so they win), in name order: for a
+	// measurement that needs, say, shared_preload_libraries. Nil adds none.
+	Settings map[string]string
 	// Logger receives lifecycle messages. Nil discards them. The server's own
 	// log goes to postgres.log in DataDir.
 	Logger *slog.Logger

@@ -56,6 +56,34 @@ func TestEmbeddedListensOnlyOnLoopback(t *testing.T) {
 	}
 }
 
+// Extra settings reach the server and override the package's own: a
+// preloaded library is what CREATE EXTENSION pg_stat_statements needs.
+func TestEmbeddedExtraSettings(t *testing.T) {
+	t.Parallel()
+	e := start(t, Config{DataDir: dataDir(t), Ephemeral: true, Settings: map[string]string{
+		"shared_preload_libraries": "pg_stat_statements", "max_connections": "50",
+	}})
+	conn, err := pgx.Connect(t.Context(), e.URL())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var preload, maxConns string
+	if err := conn.QueryRow(t.Context(), "SELECT current_setting('shared_preload_libraries'), current_setting('max_connections')").Scan(&preload, &maxConns); err != nil {
+		t.Fatal(err)
+	}
+	if preload != "pg_stat_statements" || maxConns != "50" {
+		t.Errorf("shared_preload_libraries %q, max_connections %q; want pg_stat_statements and 50", preload, maxConns)
+	}
+	if _, err := conn.Exec(t.Context(), "CREATE EXTENSION pg_stat_statements"); err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_statements").Scan(&calls); err != nil {
+		t.Fatalf("read pg_stat_statements: %v", err)
+	}
+}
+
 func TestEmbeddedMovesOffBusyRememberedPort(t *testing.T) {
 	t.Parallel()
 	cfg := Config{DataDir: dataDir(t), Ephemeral: true}

@@ -3,9 +3,11 @@ package devpostgres
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +38,9 @@ func serverArgs(cfg Config, l layout, port int) []string {
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
 		)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
+		args = append(args, "-c", name+"="+cfg.Settings[name])
 	}
 	return args
 }

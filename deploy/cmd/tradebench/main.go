@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,11 @@ type options struct {
 	// wait is the one of the measurement in progress.
 	waits []string
 	wait  string
+	// rate is -rate: orders/s of the paced measurement after each sweep, 0
+	// for none; pace is the rate of the measurement in progress, 0 for the
+	// closed loop.
+	rate, pace float64
+	pgstat     bool // -pgstat: pg_stat_statements of the measured run
 }
 
 // kafkaNames says which broker each -kafka value means; the keys are the
@@ -84,6 +90,8 @@ func main() {
 	flag.StringVar(&instances, "cluster", "", "instances of the matcher and of the settler on the production shape (make run-cluster: three brokers, a process per service, the gateway), comma-separated, each over the whole -pairs sweep after the dev stack's; empty for none")
 	var waits string
 	flag.StringVar(&waits, "answer-wait", "200ms,0", "ORDER_ANSWER_WAIT values to measure with, comma-separated, each over the whole -pairs sweep: how long an order's answer waits for the matcher's decision (0: not at all)")
+	flag.Float64Var(&o.rate, "rate", 2000, "orders/s of one more measurement after each -pairs sweep, at its largest pairs count, with every pair paced so that all together send this rate; 0 for none")
+	flag.BoolVar(&o.pgstat, "pgstat", false, "start the private Postgres with pg_stat_statements and print the statements that took the most execution time an order in the measured run (dev stack only)")
 	flag.Parse()
 	var err error
 	if o.sweep, err = parsePairs(pairs); err == nil {
@@ -104,23 +112,44 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	results, err := sweep(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tradebench:", err)
+		os.Exit(1)
+	}
+	printSweep(results)
+	printGoals(os.Stdout, results)
+}
+
+// sweep measures every broker and answer wait over the -pairs sweep, each
+// sweep followed by the paced measurement at its largest pairs count.
+func sweep(ctx context.Context, o options) ([]summary, error) {
 	var results []summary
 	for _, k := range o.brokers {
 		o.kafka = k
 		for _, w := range o.waits {
 			o.wait = w
+			o.pace = 0
 			for _, n := range o.sweep {
 				o.pairs = n
 				r, err := run(ctx, o)
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "tradebench:", err)
-					os.Exit(1)
+					return nil, err
 				}
 				results = append(results, r)
 			}
+			if o.rate == 0 {
+				continue
+			}
+			o.pairs, o.pace = slices.Max(o.sweep), o.rate
+			r, err := run(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			results = append(results, r)
 		}
 	}
-	printSweep(results)
+	return results, nil
 }
 
 // parseWaits reads the -answer-wait list: durations from 0 to 5s.
@@ -185,6 +214,12 @@ func (o *options) addCluster(s string) error {
 	return nil
 }
 
+// isCluster reports whether a target of o.brokers is the production shape.
+func isCluster(k string) bool {
+	_, ok := clusterInstances(k)
+	return ok
+}
+
 // kafkaName says what a target of o.brokers is.
 func kafkaName(k string) string {
 	if n, ok := clusterInstances(k); ok {
@@ -211,6 +246,10 @@ func (o options) validate() error {
 		return fmt.Errorf("-poll %s, -read-poll %s: want at least 100µs", o.poll, o.readPoll)
 	case o.readers < 0 || o.readers > 64:
 		return fmt.Errorf("-readers %d: want 0 to 64", o.readers)
+	case o.rate != 0 && !(o.rate >= 10 && o.rate <= 100_000): // NaN too
+		return fmt.Errorf("-rate %g: want 0 (no paced run) or 10 to 100000 orders/s", o.rate)
+	case o.pgstat && slices.ContainsFunc(o.brokers, isCluster):
+		return errors.New("-pgstat with -cluster: the production shape's Postgres is started without pg_stat_statements; measure the dev stack alone (-kafka) with -pgstat")
 	}
 	return nil
 }

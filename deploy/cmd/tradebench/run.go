@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"blockspace.exchange/deploy/devstack"
 	"blockspace.exchange/deploy/loadtest"
 	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/topics"
@@ -42,6 +45,12 @@ type summary struct {
 	toLedger   loadtest.Dist // HTTP answer -> trade in the ledger
 	toSocket   loadtest.Dist // HTTP answer -> the buy's filled update on its WebSocket
 	cpu        time.Duration // an order: this process, Postgres and a real broker
+	// rate is the paced run's target in orders/s; 0 for the closed loop.
+	rate float64
+	// bareOrdersPerS and bareCPU are the bare gin handler's baseline:
+	// orders/s and this process's CPU an order; 0 when not measured.
+	bareOrdersPerS float64
+	bareCPU        time.Duration
 }
 
 func run(ctx context.Context, o options) (summary, error) {
@@ -54,11 +63,19 @@ func run(ctx context.Context, o options) (summary, error) {
 		return summary{}, err
 	}
 	defer tg.stop()
+	// From here on what this goroutine starts is the command's own.
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels(devstack.StageLabel, stageBench)))
+	defer pprof.SetGoroutineLabels(ctx)
 	pool, err := postgres.Open(ctx, tg.db, postgres.Options{ApplicationName: "tradebench", MaxConns: 4})
 	if err != nil {
 		return summary{}, err
 	}
 	defer pool.Close()
+	if o.pgstat {
+		if err := pgStatCreate(ctx, pool); err != nil {
+			return summary{}, err
+		}
+	}
 	b := &bench{tg: tg, base: tg.base, client: loadtest.Client(o.pairs + o.readers + 8), pool: pool}
 	fmt.Printf("started in %s\n", time.Since(t0).Round(100*time.Millisecond))
 
@@ -76,27 +93,65 @@ func run(ctx context.Context, o options) (summary, error) {
 	}
 
 	fmt.Printf("\norders over HTTP: %d pairs, each on one keep-alive connection; an offer (limit sell) and the buy that takes it, in turn\n", len(pairs))
+	if o.pace > 0 {
+		fmt.Printf("paced: each pair sends its offer and buy on a schedule of its own, all together %.0f orders/s; no bare handler baseline\n", o.pace)
+	}
 	// The baseline runs half before and half after the stack's run, so
 	// that a change in the machine's load during the run touches both.
-	var before, after tradeRun
-	if o.baseline > 0 {
-		before = runFlows(ctx, b.client, bareFlows, o.baseline/2)
-		printRun("bare gin handler, before", before)
+	// The paced run has none: its baseline is the closed loop's.
+	var before, after bareRun
+	withBare := o.baseline > 0 && o.pace == 0
+	if withBare {
+		before = runBare(ctx, b.client, bareFlows, o.baseline/2)
+		printRun("bare gin handler, before", before.run)
 	}
 	m, err := b.measure(ctx, o, pairs, flows)
 	if err != nil {
 		return summary{}, err
 	}
 	printRun("full stack", m.run)
-	if o.baseline > 0 {
-		after = runFlows(ctx, b.client, bareFlows, o.baseline/2)
-		printRun("bare gin handler, after", after)
-		bare := float64(before.accepted+after.accepted) / (before.elapsed + after.elapsed).Seconds()
-		fmt.Printf("  full stack / bare handler: %.1f%% of the orders per second\n", 100*m.run.ordersPerSecond()/bare)
+	if o.pace > 0 {
+		m.printPace(o.pace)
+	}
+	sum := m.summary(o)
+	if withBare {
+		after = runBare(ctx, b.client, bareFlows, o.baseline/2)
+		printRun("bare gin handler, after", after.run)
+		accepted := before.run.accepted + after.run.accepted
+		sum.bareOrdersPerS = float64(accepted) / (before.run.elapsed + after.run.elapsed).Seconds()
+		sum.bareCPU = (before.cpu + after.cpu) / time.Duration(max(accepted, 1))
+		fmt.Printf("  full stack / bare handler: %.1f%% of the orders per second\n", 100*m.run.ordersPerSecond()/sum.bareOrdersPerS)
 	}
 	m.printCPU()
+	if withBare {
+		fmt.Printf("  bare gin handler: %s CPU an order in this process (the clients and the handler, with the stack idle beside them)\n",
+			sum.bareCPU.Round(time.Microsecond))
+	}
 	m.print(o)
-	return m.summary(o.kafka, o.wait, o.pairs), nil
+	return sum, nil
+}
+
+// bareRun is a run against the bare gin handler and this process's CPU
+// during it.
+type bareRun struct {
+	run tradeRun
+	cpu time.Duration
+}
+
+func runBare(ctx context.Context, client *http.Client, flows []flow, d time.Duration) bareRun {
+	cpu0 := loadtest.ProcessCPU()
+	r := runFlows(ctx, client, flows, d, 0)
+	return bareRun{run: r, cpu: loadtest.ProcessCPU() - cpu0}
+}
+
+// printPace prints the rate the paced run achieved against its target.
+func (m measurement) printPace(target float64) {
+	got := m.run.ordersPerSecond()
+	at := "at the target"
+	if got < rateTolerance*target {
+		at = fmt.Sprintf("NOT at the target: the stack kept %.0f%% of it", 100*got/target)
+	}
+	fmt.Printf("  paced: %.0f orders/s achieved of %.0f (%s)\n", got, target, at)
 }
 
 // setUp logs in and funds two traders a pair, picks the markets and
@@ -161,6 +216,7 @@ type measurement struct {
 	sockets  map[int64]time.Time // taker order id: its filled update read on the buyer's WebSocket
 	reads    *restReaders
 	drainErr error
+	stmts    []statement // -pgstat: the run's top statements
 }
 
 // measure runs the pairs through the stack with the watchers reading
@@ -211,6 +267,11 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	time.Sleep(time.Second)
 	m.idle, m.pgIdle = loadtest.ProcessCPU()-idle0, pgCPUOr0(dataDir)-pgIdle0
 
+	if o.pgstat {
+		if err := pgStatReset(ctx, b.pool); err != nil {
+			return m, err
+		}
+	}
 	stopProfile, err := loadtest.StartCPUProfile(o.cpuprofile)
 	if err != nil {
 		return m, err
@@ -220,7 +281,7 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	pg0, pgOK := postgresCPU(dataDir)
 	k0, kOK := kafkaCPU(dataDir, b.tg.kafkaPIDs)
 	svc0 := processesCPU(b.tg.services())
-	m.run = runFlows(ctx, b.client, flows, o.duration)
+	m.run = runFlows(ctx, b.client, flows, o.duration, o.pace)
 	m.cpu = loadtest.ProcessCPU() - cpu0
 	m.svcCPU = processesCPU(b.tg.services()) - svc0
 	if pg1, ok := postgresCPU(dataDir); ok && pgOK {
@@ -231,6 +292,11 @@ func (b *bench) measure(ctx context.Context, o options, pairs []pair, flows []fl
 	}
 	stopProfile()
 	fw.sampleFrom.Store(0)
+	if o.pgstat {
+		if m.stmts, err = pgStatRead(ctx, b.pool); err != nil {
+			return m, err
+		}
+	}
 
 	n := int64(len(m.run.takers))
 	m.drainErr = waitFor(ctx, "every trade of the run visible", drainWait, func() (bool, error) {
@@ -257,16 +323,20 @@ func (m measurement) print(o options) {
 	for _, l := range []struct {
 		name       string
 		start, end map[int64]time.Time
+		withRate   bool // paced: the rate achieved follows
 	}{
-		{"answer -> ledger (goal p99 <= 100ms)", takers, m.visible},
-		{"answer -> fill record read", takers, fillAt},
-		{"fill record read -> ledger", fillAt, m.visible},
-		{"fill record read -> settler txn begins", fillAt, m.settled},
-		{"settler txn begins -> ledger", m.settled, m.visible},
-		{"answer -> WebSocket fill (goal p99 <= 20ms)", takers, m.sockets},
+		{"answer -> ledger (goal p99 <= 100ms)", takers, m.visible, false},
+		{"answer -> fill record read", takers, fillAt, false},
+		{"fill record read -> ledger", fillAt, m.visible, false},
+		{"fill record read -> settler txn begins", fillAt, m.settled, false},
+		{"settler txn begins -> ledger", m.settled, m.visible, false},
+		{"answer -> WebSocket fill (goal p99 <= 20ms)", takers, m.sockets, true},
 	} {
 		j := joinLags(l.start, l.end)
 		fmt.Printf("  %-44s %s", l.name, loadtest.Distribution(j.lags))
+		if o.pace > 0 && l.withRate {
+			fmt.Printf("  at %.0f orders/s (paced, target %.0f)", m.run.ordersPerSecond(), o.pace)
+		}
 		if j.missing > 0 || j.early > 0 {
 			fmt.Printf("  missing %d, end before start %d (counted as 0)", j.missing, j.early)
 		}
@@ -287,7 +357,13 @@ func (m measurement) print(o options) {
 	fmt.Printf("  %-38s %s  over 1s: %d, not listed within %s: %d\n", "fill record -> REST read (goal <= 1s)",
 		loadtest.Distribution(r.lags), over, maxReadWait, r.timedOut)
 	if o.cpuprofile != "" {
-		fmt.Printf("\nCPU profile of the measured run: go tool pprof -top %s\n", o.cpuprofile)
+		if err := printStages(os.Stdout, o.cpuprofile, m.run.accepted, m.cpu); err != nil {
+			fmt.Printf("\nCPU by stage: %v\n", err)
+		}
+		fmt.Printf("CPU profile of the measured run: go tool pprof -top %s\n", o.cpuprofile)
+	}
+	if o.pgstat {
+		printStatements(os.Stdout, m.stmts, m.run.accepted)
 	}
 }
 
@@ -314,9 +390,9 @@ func (m measurement) printCPU() {
 }
 
 // summary is the measurement's line of the sweep's table.
-func (m measurement) summary(kafka, wait string, pairs int) summary {
+func (m measurement) summary(o options) summary {
 	n := time.Duration(max(m.run.accepted, 1))
-	return summary{kafka: kafka, wait: wait, answer: loadtest.Distribution(m.run.answers), pairs: pairs,
+	return summary{kafka: o.kafka, wait: o.wait, rate: o.pace, answer: loadtest.Distribution(m.run.answers), pairs: o.pairs,
 		ordersPerS: m.run.ordersPerSecond(), cpu: (m.cpu + m.svcCPU + m.pgCPU + m.kafkaCPU) / n,
 		toLedger: loadtest.Distribution(joinLags(m.run.takers, m.visible).lags),
 		toSocket: loadtest.Distribution(joinLags(m.run.takers, m.sockets).lags)}
@@ -332,13 +408,16 @@ func printSweep(results []summary) {
 		fmt.Printf("  %-8s %-11s %6d %10.0f %10s / %-9s %12s / %-11s %11s / %-10s %14s\n", r.kafka, r.wait, r.pairs, r.ordersPerS,
 			round(r.answer.P50), round(r.answer.P99), round(r.toLedger.P50), round(r.toLedger.P99),
 			round(r.toSocket.P50), round(r.toSocket.P99), r.cpu.Round(time.Microsecond))
+		if r.rate > 0 {
+			fmt.Printf("    (the line above is paced at %.0f orders/s)\n", r.rate)
+		}
 	}
 	best := bestWithinGoal(results)
 	if best == nil {
 		fmt.Println("  no run met the goal of answer -> ledger p99 <= 100ms")
 		return
 	}
-	fmt.Printf("  highest rate with answer -> ledger p99 <= 100ms: %.0f orders/s (%d pairs on %s; goal >= 5000)\n", best.ordersPerS, best.pairs, best.kafka)
+	fmt.Printf("  highest rate with answer -> ledger p99 <= 100ms: %.0f orders/s (%d pairs on %s; goal >= %d)\n", best.ordersPerS, best.pairs, best.kafka, rateGoal)
 }
 
 // latencyGoal is the goal of the 99th percentile from answer to ledger.

@@ -14,6 +14,7 @@ import (
 
 	"blockspace.exchange/deploy/cluster"
 	"blockspace.exchange/deploy/devchain"
+	"blockspace.exchange/deploy/devstack"
 	"blockspace.exchange/deploy/loadtest"
 )
 
@@ -44,7 +45,11 @@ func startTarget(ctx context.Context, o options) (target, error) {
 		return startCluster(ctx, env, n)
 	}
 	env["EMBEDDED_KAFKA"] = o.kafka
-	stack, stop, err := loadtest.StartStack(ctx, env, os.Stderr)
+	var configure func(*devstack.Config)
+	if o.pgstat {
+		configure = func(c *devstack.Config) { c.PostgresSettings = pgStatSettings }
+	}
+	stack, stop, err := loadtest.StartStackWith(ctx, env, configure, os.Stderr)
 	if err != nil {
 		return target{}, err
 	}

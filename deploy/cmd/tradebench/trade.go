@@ -123,10 +123,21 @@ type flowResult struct {
 // run trades the lot back and forth until deadline: the holder offers
 // it, the other buys it, and the two swap. The buy is sent once the offer
 // is accepted, so its command follows the offer's in the market's
-// partition and takes it at once. A pair stops at its first error.
-func (f flow) run(ctx context.Context, client *http.Client, deadline time.Time) flowResult {
+// partition and takes it at once. A closed loop (a zero schedule) starts
+// each cycle as soon as the last one ended; a paced one at its time
+// (nextCycle). A pair stops at its first error.
+func (f flow) run(ctx context.Context, client *http.Client, deadline time.Time, s schedule) flowResult {
 	var r flowResult
+	var k int64 // the schedule's next cycle
 	for h := 0; ctx.Err() == nil && time.Now().Before(deadline); h = 1 - h {
+		if s.period > 0 {
+			var at time.Time
+			k, at = nextCycle(s, k, time.Now())
+			if !at.Before(deadline) || !sleepUntil(ctx, at) {
+				return r
+			}
+			k++
+		}
 		t0 := time.Now()
 		if _, r.err = f.place(ctx, client, f.offer[h], &r); r.err != nil {
 			return r
@@ -182,14 +193,73 @@ type tradeRun struct {
 // ordersPerSecond is orders accepted per second of the run.
 func (r tradeRun) ordersPerSecond() float64 { return float64(r.accepted) / r.elapsed.Seconds() }
 
-// runFlows runs every pair on its own goroutine for d.
-func runFlows(ctx context.Context, client *http.Client, flows []flow, d time.Duration) tradeRun {
+// schedule is when a paced pair starts its cycles (an offer and the buy
+// that takes it): cycle k at start + k × period. The zero schedule is the
+// closed loop.
+type schedule struct {
+	start  time.Time
+	period time.Duration
+}
+
+// schedules spreads n pairs that together send rate orders/s (two a
+// cycle) over one period: pair i starts i/n of a period after start, so
+// that the pairs' cycles interleave instead of arriving together. A rate
+// of 0 is the closed loop: zero schedules.
+func schedules(start time.Time, n int, rate float64) []schedule {
+	out := make([]schedule, n)
+	if rate <= 0 {
+		return out
+	}
+	period := time.Duration(float64(2*n) / rate * float64(time.Second))
+	for i := range out {
+		out[i] = schedule{start: start.Add(period * time.Duration(i) / time.Duration(n)), period: period}
+	}
+	return out
+}
+
+// nextCycle is the cycle a paced pair sends next, at or after its cycle k,
+// and when. A cycle whose time is ahead waits for it. A pair that is late
+// sends at once; one that is a whole period late or more drops the
+// cycles it missed and sends only the latest one due, so that it never
+// bursts to catch up more than one cycle: a stack that cannot keep the
+// rate shows a lower achieved rate, not a queue of overdue orders.
+func nextCycle(s schedule, k int64, now time.Time) (int64, time.Time) {
+	at := s.start.Add(time.Duration(k) * s.period)
+	if !now.After(at) {
+		return k, at
+	}
+	if late := now.Sub(at); late >= s.period {
+		k += int64(late / s.period)
+	}
+	return k, now
+}
+
+// sleepUntil waits until at; false when ctx ended first.
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// runFlows runs every pair on its own goroutine for d, as a closed loop
+// (rate 0) or paced so that all pairs together send rate orders/s.
+func runFlows(ctx context.Context, client *http.Client, flows []flow, d time.Duration, rate float64) tradeRun {
 	results := make([]flowResult, len(flows))
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
+	sched := schedules(start, len(flows), rate)
 	for i, f := range flows {
-		wg.Go(func() { results[i] = f.run(ctx, client, deadline) })
+		wg.Go(func() { results[i] = f.run(ctx, client, deadline, sched[i]) })
 	}
 	wg.Wait()
 	r := tradeRun{elapsed: time.Since(start), takers: make(map[int64]time.Time)}
