@@ -282,7 +282,10 @@ func slicesAllEmpty(s []string) bool {
 
 func (c *Cluster) startPostgres(ctx context.Context) error {
 	c.log.Info("starting PostgreSQL")
-	pg, err := devpostgres.Start(ctx, devpostgres.Config{DataDir: filepath.Join(c.cfg.DataDir, "postgres"), Port: c.pgPort, Logger: c.log})
+	// Commit times let load commands (tradebench) read when a row became
+	// visible without polling for it.
+	pg, err := devpostgres.Start(ctx, devpostgres.Config{DataDir: filepath.Join(c.cfg.DataDir, "postgres"), Port: c.pgPort, Logger: c.log,
+		Settings: map[string]string{"track_commit_timestamp": "on"}})
 	if err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}

@@ -18,8 +18,9 @@
 // clients against a bare gin handler of the same request shape measured
 // in the same run; the time from the HTTP answer that accepted a buy to
 // its trade being visible in the ledger (the trade row, committed with its
-// postings and balances in one transaction, returned by a read of
-// Postgres polled every -poll); the same split at the fill record on the
+// postings and balances in one transaction: the commit's time, which the
+// private Postgres notes, read by a watch that polls every -poll); the
+// same split at the fill record on the
 // fills topic; and the lag from the fill record to the trade in the
 // public REST read (GET /api/v1/p/<family>/trades), sampled by -readers
 // readers; and the time from that answer to the buy's filled update on the
@@ -80,7 +81,7 @@ func main() {
 	flag.StringVar(&pairs, "pairs", "16,32,64", "numbers of trading pairs to measure with, comma-separated, each on a fresh stack; a pair has a market and a keep-alive connection of its own")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of the measured run through the stack")
 	flag.DurationVar(&o.baseline, "baseline", 4*time.Second, "length of the baseline against a bare gin handler, half before and half after the run through the stack")
-	flag.DurationVar(&o.poll, "poll", 2*time.Millisecond, "how often Postgres is asked for new trades")
+	flag.DurationVar(&o.poll, "poll", 20*time.Millisecond, "how often Postgres is asked for new trades; a trade's visible time is its commit time where the server notes it (the dev stack's, the production shape's), else the time of the read")
 	flag.IntVar(&o.readers, "readers", 4, "concurrent REST readers sampling the lag from fill record to REST read")
 	flag.DurationVar(&o.readPoll, "read-poll", 5*time.Millisecond, "how often a REST reader asks for the trade it waits for")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the stack and the clients) during the measured run to this file")

@@ -15,6 +15,12 @@ import (
 // scripts/ensure-postgres.sh installs.
 var pgStatSettings = map[string]string{"shared_preload_libraries": "pg_stat_statements"}
 
+// commitTimeSettings make the private Postgres note when each transaction
+// committed, which is when the ledger watch takes a trade to have become
+// visible (pg_xact_commit_timestamp of its row's xmin): exact whatever
+// -poll is, so the watch can poll seldom and cost the run little.
+var commitTimeSettings = map[string]string{"track_commit_timestamp": "on"}
+
 // pgStatTop is how many statements -pgstat prints.
 const pgStatTop = 15
 

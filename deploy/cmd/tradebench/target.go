@@ -45,10 +45,11 @@ func startTarget(ctx context.Context, o options) (target, error) {
 		return startCluster(ctx, env, n)
 	}
 	env["EMBEDDED_KAFKA"] = o.kafka
-	var configure func(*devstack.Config)
+	settings := maps.Clone(commitTimeSettings)
 	if o.pgstat {
-		configure = func(c *devstack.Config) { c.PostgresSettings = pgStatSettings }
+		maps.Copy(settings, pgStatSettings)
 	}
+	configure := func(c *devstack.Config) { c.PostgresSettings = settings }
 	stack, stop, err := loadtest.StartStackWith(ctx, env, configure, os.Stderr)
 	if err != nil {
 		return target{}, err
@@ -90,8 +91,9 @@ func startCluster(ctx context.Context, env map[string]string, n int) (target, er
 	delete(env, "SLOT_LENGTH")
 	delete(env, "DEV_BLOCK_INTERVAL")
 	env["MAX_IN_FLIGHT"], env["LOG_LEVEL"] = "100000", "warn"
-	// The service binaries look at the chain at most every 100 ms; the
-	// dev stack's 50 ms is below their range.
+	// The service binaries look at the chain every 2 s unless told; the
+	// funding waits for deposits, so they look every 100 ms, the least
+	// they accept.
 	env["CHAIN_POLL"] = "100ms"
 	c, err := cluster.Start(ctx, cluster.Config{
 		DataDir: dir, Public: public, KafkaAddrs: []string{"", "", ""}, SlotLength: slot, ManualBlocks: true,

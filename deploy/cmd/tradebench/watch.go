@@ -22,14 +22,17 @@ import (
 const tradesPerSlot = 10_000_000
 
 // ledgerWatch polls Postgres for the trades the settler committed in the
-// pairs' slots and notes when each taker order's trade was first
-// returned. The settler applies a partition's fills in order and a
-// slot's fills are on one partition, so a slot's trades become visible
-// in trade id order and a cursor per slot finds each new one once.
+// pairs' slots and notes when each taker order's trade became visible:
+// when its transaction committed, where the server notes commit times
+// (track_commit_timestamp, which tradebench turns on), and otherwise when
+// the read that first returned it was sent. The settler applies a
+// partition's fills in order and a slot's fills are on one partition, so
+// a slot's trades become visible in trade id order and a cursor per slot
+// finds each new one once.
 type ledgerWatch struct {
 	pool    *pgxpool.Pool
 	lo, hi  []int64             // per slot: the last trade id seen, the first id of the next slot
-	visible map[int64]time.Time // taker order id: when a read first returned its trade
+	visible map[int64]time.Time // taker order id: when its trade became visible
 	settled map[int64]time.Time // taker order id: the start of the settler's transaction (trades.settled_at)
 	seen    atomic.Int64
 }
@@ -65,17 +68,23 @@ func (w *ledgerWatch) run(ctx context.Context, every time.Duration) error {
 		case <-t.C:
 		}
 		at := time.Now()
-		rows, err := w.pool.Query(ctx, `SELECT t.trade_id, t.taker_order_id, t.settled_at FROM unnest($1::bigint[], $2::bigint[]) AS c(lo, hi)
-			CROSS JOIN LATERAL (SELECT trade_id, taker_order_id, settled_at FROM trades WHERE trade_id > c.lo AND trade_id < c.hi) t`, w.lo, w.hi)
+		rows, err := w.pool.Query(ctx, `SELECT t.trade_id, t.taker_order_id, t.settled_at, t.committed FROM unnest($1::bigint[], $2::bigint[]) AS c(lo, hi)
+			CROSS JOIN LATERAL (SELECT trade_id, taker_order_id, settled_at,
+			                           CASE WHEN current_setting('track_commit_timestamp') = 'on' THEN pg_xact_commit_timestamp(xmin) END AS committed
+			                    FROM trades WHERE trade_id > c.lo AND trade_id < c.hi) t`, w.lo, w.hi)
 		if err != nil {
 			return ignoreCancel(ctx, fmt.Errorf("read trades: %w", err))
 		}
 		var id, taker int64
 		var settled time.Time
-		_, err = pgx.ForEachRow(rows, []any{&id, &taker, &settled}, func() error {
+		var committed *time.Time
+		_, err = pgx.ForEachRow(rows, []any{&id, &taker, &settled, &committed}, func() error {
 			i := slot[id/tradesPerSlot]
 			w.lo[i] = max(w.lo[i], id)
 			w.visible[taker], w.settled[taker] = at, settled
+			if committed != nil {
+				w.visible[taker] = *committed
+			}
 			w.seen.Add(1)
 			return nil
 		})
