@@ -78,7 +78,7 @@ func TestConfigFromEnvReadsEveryPart(t *testing.T) {
 		t.Errorf("orders %+v, outbox %+v, orderflow %+v", c.Orders, c.Outbox, c.Orderflow)
 	}
 	d := c.Deposits
-	if d.Contract.Hex() != "0x00000000000000000000000000000000000000c0" || d.Confirmations != 3 || d.Poll != 500*time.Millisecond || d.StartBlock != 77 {
+	if !strings.EqualFold(d.Contract.Hex(), "0x00000000000000000000000000000000000000c0") || d.Confirmations != 3 || d.Poll != 500*time.Millisecond || d.StartBlock != 77 {
 		t.Errorf("deposits %+v", d)
 	}
 	if c.Markets.BeaconURL != "http://127.0.0.1:5052" || c.Markets.TotalPreconf != 1_000_000 {
