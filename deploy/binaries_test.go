@@ -47,6 +47,7 @@ var devOnly = map[string]string{
 	"blockspace.exchange/platform/childproc":              "child process supervision of the launchers",
 	"blockspace.exchange/platform/poll":                   "test wait helper",
 	"blockspace.exchange/platform/eip712":                 "EIP-712 signer of dev tools and tests",
+	"blockspace.exchange/ingress/devkit":                  "the dev beacon, demo validator and generated signing key of the dev stack",
 	"github.com/ethereum/go-ethereum/ethclient/simulated": "go-ethereum's simulated backend",
 	"testing": "the standard test package: only tests and test kits import it",
 }
@@ -70,7 +71,7 @@ func TestDevOnlyReasonNamesEachKind(t *testing.T) {
 	const binary = "blockspace.exchange/deploy/cmd/topicctl"
 	for _, pkg := range []string{"github.com/twmb/franz-go/pkg/kfake", "blockspace.exchange/platform/postgres/pgtest",
 		"blockspace.exchange/platform/kafka/kafkatest", "blockspace.exchange/platform/proctest",
-		"blockspace.exchange/platform/metricstest", "blockspace.exchange/deploy/devchain", "testing"} {
+		"blockspace.exchange/platform/metricstest", "blockspace.exchange/deploy/devchain", "blockspace.exchange/ingress/devkit", "testing"} {
 		if devOnlyReason(pkg, binary) == "" {
 			t.Errorf("%s is not reported as dev-only", pkg)
 		}

@@ -28,7 +28,7 @@ var envName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 // envVarsRead returns the variables the main package in dir (relative to
 // the repository root) and every package of the workspace it imports read:
 // the first argument of a *config.Reader method (String, Int, Duration…),
-// a name passed together with a reader to a helper (ratelimit.FromEnv),
+// a name passed together with a reader to a helper (ingress's Rate.fromEnv),
 // and os.Getenv, os.LookupEnv or a getenv function value called with a
 // literal name.
 func envVarsRead(t *testing.T, root, dir string) map[string]bool {

@@ -1,7 +1,6 @@
 package ingress_test
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/environment"
@@ -33,7 +31,7 @@ func newAuthService(t *testing.T, pool *pgxpool.Pool, key *ecdsa.PrivateKey) (*i
 	env, _ := environment.Lookup("dev")
 	return ingress.New(t.Context(), ingress.Config{Environment: env, MaxInFlight: 64, Auth: ingress.AuthConfig{
 		SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
-		RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
+		RatePerIP: ingress.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: ingress.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
 	}}, ingress.Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DBErr: func() error { return nil }})
 }
 
@@ -103,7 +101,7 @@ func TestAuthConfigSigningKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := config.FromMap(tt.env)
-			cfg := ingress.AuthConfigFromEnv(r)
+			cfg := ingress.ConfigFromEnv(r).Auth
 			err := r.Err()
 			if len(tt.errs) == 0 && err != nil {
 				t.Fatalf("error %v", err)
@@ -130,57 +128,6 @@ func mustPublicPEM(t *testing.T, key *ecdsa.PrivateKey) string {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// TestLoadOrCreateSigningKey: the first call makes the key and its
-// directory readable by the owner only; later calls read the same key and
-// leave the file as it was.
-func TestLoadOrCreateSigningKey(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data", "keys")
-	path := filepath.Join(dir, "access-token-es256.pem")
-	first, err := ingress.LoadOrCreateSigningKey(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]os.FileMode{path: 0o600, dir: 0o700 | os.ModeDir} {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Mode() != want {
-			t.Errorf("%s mode %v, want %v", p, st.Mode(), want)
-		}
-	}
-	written, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if parsed, err := auth.ParsePrivateKey(written); err != nil || !parsed.Equal(first) {
-		t.Fatalf("the file does not hold the returned key: %v", err)
-	}
-
-	second, err := ingress.LoadOrCreateSigningKey(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !second.Equal(first) {
-		t.Fatal("the second call returned another key")
-	}
-	if again, _ := os.ReadFile(path); !bytes.Equal(again, written) {
-		t.Fatal("the second call rewrote the key file")
-	}
-
-	// A damaged key file is an error, never silently replaced: tokens
-	// signed before would stop verifying.
-	if err := os.WriteFile(path, []byte("damaged"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingress.LoadOrCreateSigningKey(path); err == nil {
-		t.Fatal("a damaged key file was accepted")
-	}
-	if again, _ := os.ReadFile(path); string(again) != "damaged" {
-		t.Fatal("a damaged key file was overwritten")
-	}
 }
 
 // TestIngressRefusesARetiredKey: an ingress configured with a key whose

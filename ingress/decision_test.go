@@ -212,7 +212,7 @@ func TestOrderAnswerWaitFromEnv(t *testing.T) {
 			env["ORDER_ANSWER_WAIT"] = tc.raw
 		}
 		r := config.FromMap(env)
-		got := ingress.OrderEntryConfigFromEnv(r).AnswerWait
+		got := ingress.ConfigFromEnv(r).Orders.AnswerWait
 		if err := r.Err(); tc.err != (err != nil) || (err != nil && !strings.Contains(err.Error(), "ORDER_ANSWER_WAIT")) {
 			t.Errorf("%q: error %v", tc.raw, err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/metricstest"
@@ -44,8 +43,9 @@ func newBoundedOrderflowMetrics(t *testing.T) (*ingress.Orderflow, *httptest.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90,
-		ChallengeRate: ratelimit.Rate{PerMinute: 1, Burst: 3}, ClientIPHeader: "X-Client-IP", ChallengeSweep: 20 * time.Millisecond},
+	o, err := ingress.NewOrderflow(ingress.Config{Environment: env, MaxInFlight: 64,
+		Auth:      ingress.AuthConfig{Product: "Test", ClientIPHeader: "X-Client-IP"},
+		Orderflow: ingress.OrderflowConfig{DefaultRefundPercent: 90, ChallengeRate: ingress.Rate{PerMinute: 1, Burst: 3}, ChallengeSweep: 20 * time.Millisecond}},
 		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg})
 	if err != nil {
 		t.Fatal(err)

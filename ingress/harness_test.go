@@ -116,7 +116,7 @@ func (h *harness) startService(o harnessOptions) {
 	h.svc, err = ingress.New(ctx, ingress.Config{Environment: env, MaxInFlight: 4096, Orders: o.orders, Outbox: o.outbox,
 		Auth: ingress.AuthConfig{
 			SigningKey: h.key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
-			RatePerIP: login.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: login.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
+			RatePerIP: ingress.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: ingress.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
 		}}, ingress.Deps{Pool: h.pool, Logger: log, DBErr: func() error { return nil }, Kafka: h.kcl, KafkaErr: h.kafkaErr})
 	if err != nil {
 		t.Fatal(err)

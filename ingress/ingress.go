@@ -25,21 +25,9 @@ import (
 	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/auth"
 	pchain "blockspace.exchange/platform/chain"
-	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/outbox"
 )
-
-// Config is the ingress's own configuration.
-type Config struct {
-	Environment environment.Environment
-	MaxInFlight int // concurrent requests before 429
-	Auth        AuthConfig
-	// Orders configures order entry and Outbox the delivery of stored
-	// commands; zero values take their defaults.
-	Orders OrderEntryConfig
-	Outbox OutboxConfig
-}
 
 // Deps are the resources the caller owns and shares.
 type Deps struct {
@@ -103,7 +91,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	logins := login.New(login.Config{
 		Product: a.Product, ChainID: cfg.Environment.ChainID, Host: a.LoginHost,
 		NonceTTL: a.NonceTTL, SessionTTL: a.SessionTTL,
-		RatePerAddress: a.RatePerAddress, RatePerIP: a.RatePerIP, ClientIPHeader: a.ClientIPHeader,
+		RatePerAddress: a.RatePerAddress.limit(), RatePerIP: a.RatePerIP.limit(), ClientIPHeader: a.ClientIPHeader,
 	}, deps.Pool, login.NewSigner(a.SigningKey, kid, a.AccessTTL))
 	logins.Register(engine, auth.Bearer(verifier), httpx.Needs("postgres", deps.DBErr))
 	deps.Logger.Info("access tokens signed", "kid", kid)
@@ -117,11 +105,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 		needs := []gin.HandlerFunc{httpx.Needs("postgres", deps.DBErr), httpx.Needs("kafka", kafkaErr)}
 		funding.New(funding.Config{WithdrawChains: []int64{cfg.Environment.ChainID}}, deps.Pool, svc.outbox).
 			Register(engine, auth.Bearer(verifier), needs...)
-		orders := cfg.Orders
-		if orders.SlotLength == 0 {
-			orders.SlotLength = cfg.Environment.SlotLength
-		}
-		svc.orders, err = orderentry.New(orders, deps.Pool, deps.Kafka, svc.outbox, deps.Logger.With("component", "orders"))
+		svc.orders, err = orderentry.New(cfg.Orders.entry(cfg.Environment), deps.Pool, deps.Kafka, svc.outbox, deps.Logger.With("component", "orders"))
 		if err != nil {
 			return nil, fmt.Errorf("ingress: %w", err)
 		}
@@ -144,16 +128,28 @@ func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
 }
 
 // DepositWatcher returns the chain watcher of the collateral contract's
-// deposits, publishing with deps.Kafka and registering its metrics on
-// deps.Registry; run it with its Run method.
-func DepositWatcher(cfg deposits.Config, chain deposits.Chain, deps Deps) (*deposits.Watcher, error) {
+// deposits on chainID, publishing with deps.Kafka and registering its
+// metrics on deps.Registry.
+func DepositWatcher(chainID int64, cfg DepositsConfig, chain deposits.Chain, deps Deps) (*Watcher, error) {
 	m, err := pchain.NewWatcherMetrics(deps.Registry, pchain.WatcherDeposits)
 	if err != nil {
 		return nil, fmt.Errorf("deposit watcher metrics: %w", err)
 	}
-	cfg.Metrics = m
-	return deposits.New(cfg, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
+	w, err := deposits.New(deposits.Config{
+		ChainID: chainID, Contract: cfg.Contract, Confirmations: cfg.Confirmations, StartBlock: cfg.StartBlock,
+		Poll: cfg.Poll, Instance: cfg.Instance, Metrics: m,
+	}, chain, deps.Pool, deps.Kafka, deps.Logger.With("component", "chain-watcher"))
+	if err != nil {
+		return nil, err
+	}
+	return &Watcher{w: w}, nil
 }
+
+// Watcher is a running deposit watcher.
+type Watcher struct{ w *deposits.Watcher }
+
+// Run credits deposits as they become final until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error { return w.w.Run(ctx) }
 
 // Run keeps the verification keys fresh, deletes expired login
 // challenges, relays unpublished commands and follows the markets of the
@@ -174,10 +170,10 @@ func (s *Service) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// nonceSweep is AUTH_NONCE_SWEEP, a minute when unset.
+// nonceSweep is AUTH_NONCE_SWEEP, its default when zero.
 func (s *Service) nonceSweep() time.Duration {
 	if s.cfg.Auth.NonceSweep <= 0 {
-		return time.Minute
+		return defaultAuth().NonceSweep
 	}
 	return s.cfg.Auth.NonceSweep
 }

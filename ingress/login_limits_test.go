@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/login"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
@@ -18,13 +17,13 @@ import (
 // newLimitedLoginStack is a login stack with the production per-address
 // rate (10 a minute, burst 10), a per-IP rate of perIP, and the client IP
 // taken from X-Client-IP.
-func newLimitedLoginStack(t *testing.T, perIP login.Rate) *loginStack {
+func newLimitedLoginStack(t *testing.T, perIP ingress.Rate) *loginStack {
 	t.Helper()
 	s := &loginStack{t: t, pool: pgtest.New(t, schema.Migrations()), key: newSigningKey(t)}
 	env, _ := environment.Lookup("dev")
 	svc, err := ingress.New(t.Context(), ingress.Config{Environment: env, MaxInFlight: 64, Auth: ingress.AuthConfig{
 		SigningKey: s.key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
-		RatePerIP: perIP, RatePerAddress: login.Rate{PerMinute: 10, Burst: 10},
+		RatePerIP: perIP, RatePerAddress: ingress.Rate{PerMinute: 10, Burst: 10},
 		ClientIPHeader: "X-Client-IP", KeysRefresh: time.Minute,
 	}}, ingress.Deps{Pool: s.pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DBErr: func() error { return nil }})
 	if err != nil {
@@ -39,7 +38,7 @@ func newLimitedLoginStack(t *testing.T, perIP login.Rate) *loginStack {
 // address's logins: its owner still logs in. Only logins whose signature
 // holds use up the address's allowance.
 func TestUnprovenLoginsDoNotLockTheWalletOut(t *testing.T) {
-	s := newLimitedLoginStack(t, login.Rate{PerMinute: 1000, Burst: 1000})
+	s := newLimitedLoginStack(t, ingress.Rate{PerMinute: 1000, Burst: 1000})
 	victim := newLoginWallet(t)
 	for i := range 30 {
 		ip := map[string]string{"X-Client-IP": fmt.Sprintf("203.0.113.%d", i)}
@@ -81,7 +80,7 @@ func TestUnprovenLoginsDoNotLockTheWalletOut(t *testing.T) {
 // TestUnprovenLoginsAreLimitedPerClientIP: one client IP asking for
 // challenges of many addresses is refused once its own bucket is empty.
 func TestUnprovenLoginsAreLimitedPerClientIP(t *testing.T) {
-	s := newLimitedLoginStack(t, login.Rate{PerMinute: 5, Burst: 5})
+	s := newLimitedLoginStack(t, ingress.Rate{PerMinute: 5, Burst: 5})
 	ip := map[string]string{"X-Client-IP": "198.51.100.7"}
 	for i := range 6 {
 		w := newLoginWallet(t)

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/ingress"
-	"blockspace.exchange/ingress/internal/ratelimit"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/jsonrpc"
 	"blockspace.exchange/platform/kafka/kafkatest"
@@ -39,8 +38,8 @@ func TestOriginatorAdmission(t *testing.T) {
 	rich, poor := newWallet(t), newWallet(t)
 	sim := simulated.NewBackend(types.GenesisAlloc{common.HexToAddress(rich.addr): {Balance: big.NewInt(1e18)}})
 	t.Cleanup(func() { _ = sim.Close() })
-	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90,
-		SubmitRatePerSender: ratelimit.Rate{PerMinute: 1, Burst: 2}},
+	o, err := ingress.NewOrderflow(ingress.Config{Environment: env, MaxInFlight: 64, Auth: ingress.AuthConfig{Product: "Test"},
+		Orderflow: ingress.OrderflowConfig{DefaultRefundPercent: 90, SubmitRatePerSender: ingress.Rate{PerMinute: 1, Burst: 2}}},
 		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Registry: prometheus.NewRegistry(), Chain: sim.Client()})
 	if err != nil {

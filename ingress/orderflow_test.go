@@ -36,7 +36,8 @@ func newOrderflowEdges(t *testing.T) *orderflowEdges {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := ingress.NewOrderflow(ingress.OrderflowConfig{Environment: env, Product: "Test", MaxInFlight: 64, DefaultRefundPercent: 90},
+	o, err := ingress.NewOrderflow(ingress.Config{Environment: env, MaxInFlight: 64, Auth: ingress.AuthConfig{Product: "Test"},
+		Orderflow: ingress.OrderflowConfig{DefaultRefundPercent: 90}},
 		ingress.OrderflowDeps{Pool: pool, Brokers: brokers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)

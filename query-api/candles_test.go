@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/candletest"
@@ -143,10 +144,10 @@ func (f *candleFixture) read(t *testing.T, path string, data any) {
 }
 
 // candles GETs the candles of a family with the given query.
-func (f *candleFixture) candles(t *testing.T, fam, query string) []tradingreads.Candle {
+func (f *candleFixture) candles(t *testing.T, fam, query string) []api.Candle {
 	t.Helper()
 	var data struct {
-		Candles []tradingreads.Candle `json:"candles"`
+		Candles []api.Candle `json:"candles"`
 	}
 	f.read(t, "/api/v1/p/"+fam+"/candles?"+query, &data)
 	return data.Candles
@@ -154,9 +155,9 @@ func (f *candleFixture) candles(t *testing.T, fam, query string) []tradingreads.
 
 // pageCandles reads the candles of [from, to) page by page with startTime,
 // each page starting limit intervals after the last.
-func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []tradingreads.Candle {
+func (f *candleFixture) pageCandles(t *testing.T, fam, interval string, from, to int64, limit int64) []api.Candle {
 	t.Helper()
-	var out []tradingreads.Candle
+	var out []api.Candle
 	width := candleWidths[interval]
 	for start := from; start < to; start += limit * width {
 		page := f.candles(t, fam, fmt.Sprintf("interval=%s&startTime=%d&endTime=%d&limit=%d", interval, start, to-1, limit))
@@ -203,8 +204,8 @@ func TestCandlesWindow(t *testing.T) {
 	f := newCandleFixture(t)
 	const minute = 60_000
 	all := candletest.Candles(f.listed(t, "wholeblock"), minute, 0, false)
-	in := func(from, to int64) []tradingreads.Candle {
-		var out []tradingreads.Candle
+	in := func(from, to int64) []api.Candle {
+		var out []api.Candle
 		for _, k := range all {
 			if k.OpenTime >= from && k.OpenTime <= to {
 				out = append(out, k)
@@ -216,7 +217,7 @@ func TestCandlesWindow(t *testing.T) {
 	endMinute := end - end%minute
 	cases := []struct {
 		name, query string
-		want        []tradingreads.Candle
+		want        []api.Candle
 	}{
 		{"last intervals up to endTime", fmt.Sprintf("endTime=%d&limit=10", end), in(endMinute-9*minute, endMinute)},
 		{"endTime on a boundary", fmt.Sprintf("endTime=%d&limit=3", endMinute), in(endMinute-2*minute, endMinute)},

@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"blockspace.exchange/platform/chain"
 	"blockspace.exchange/platform/config"
-	"blockspace.exchange/settler/internal/executor"
 )
-
-// DefaultConfirmations is CHAIN_CONFIRMATIONS' default: blocks after a
-// payout's block before it is final.
-const DefaultConfirmations = 12
 
 // ConfigFromEnv reads the settler's variables (docs/deploy.md):
 //
@@ -42,19 +36,16 @@ func ConfigFromEnv(r *config.Reader) Config {
 // (12, 0 to 10000) and CHAIN_POLL (2s, 100ms to 1m). The chain id is the
 // environment's; errors are reported on r.
 func WithdrawalConfigFromEnv(r *config.Reader) WithdrawalConfig {
+	follow := chain.FollowFromEnv(r)
 	w := WithdrawalConfig{
 		ChainRPCURL:   r.String("CHAIN_RPC_URL", ""),
-		Confirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", DefaultConfirmations, 0, 10_000)),
-		Poll:          r.Duration("CHAIN_POLL", executor.DefaultPoll, 100*time.Millisecond, time.Minute),
+		Confirmations: follow.Confirmations,
+		Poll:          follow.Poll,
 	}
 	if w.ChainRPCURL == "" {
 		return w
 	}
-	contract := r.String("COLLATERAL_CONTRACT", "")
-	if !common.IsHexAddress(contract) {
-		r.Fail("COLLATERAL_CONTRACT must be the 0x address of the collateral contract when CHAIN_RPC_URL is set, got %q", contract)
-	}
-	w.Contract = common.HexToAddress(contract)
+	w.Contract = chain.ContractFromEnv(r)
 	key, err := operatorKey(r)
 	if err != nil {
 		r.Fail("%v", err)

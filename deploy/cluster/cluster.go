@@ -31,7 +31,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/deploy/devchain"
-	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/platform/devpostgres"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka/kraft"
@@ -320,7 +320,7 @@ func (c *Cluster) startDevnet(ctx context.Context) error {
 		return err
 	}
 	c.pool = pool
-	if _, err := ingress.RegisterDevValidator(ctx, pool, environment.DevChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed)); err != nil {
+	if _, err := devkit.RegisterValidator(ctx, pool, environment.DevChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed)); err != nil {
 		return err
 	}
 	interval := c.cfg.BlockInterval
@@ -336,7 +336,7 @@ func (c *Cluster) startDevnet(ctx context.Context) error {
 // AUTH_SIGNING_KEY_FILE and WITHDRAW_OPERATOR_KEY_FILE as in compose.
 func (c *Cluster) writeSecrets() error {
 	c.keyPath = filepath.Join(c.cfg.DataDir, "secrets", "auth-signing-key.pem")
-	if _, err := ingress.LoadOrCreateSigningKey(c.keyPath); err != nil {
+	if _, err := devkit.LoadOrCreateSigningKey(c.keyPath); err != nil {
 		return err
 	}
 	c.opPath = filepath.Join(c.cfg.DataDir, "secrets", "withdraw-operator-key")

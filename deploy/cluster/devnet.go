@@ -15,6 +15,7 @@ import (
 
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/platform/serve"
 )
 
@@ -59,7 +60,7 @@ func startDevnet(ctx context.Context, pool *pgxpool.Pool, blockInterval time.Dur
 		d.close()
 		return nil, err
 	}
-	if d.BeaconURL, err = d.serve(beaconAPI{b: ingress.NewDevBeacon(pool)}); err != nil {
+	if d.BeaconURL, err = d.serve(beaconAPI{b: devkit.NewBeacon(pool)}); err != nil {
 		d.close()
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/candletest"
@@ -96,7 +97,7 @@ func TestCandlesFromFillsEqualTheRead(t *testing.T) {
 				}
 				a := c.do("GET", fmt.Sprintf("/api/v1/p/%s/candles?interval=%s&startTime=%d&endTime=%d&limit=1000",
 					path, interval, want[0].OpenTime, want[len(want)-1].OpenTime), nil, nil)
-				var got struct{ Candles []candletest.Candle }
+				var got struct{ Candles []api.Candle }
 				if a.status != 200 || json.Unmarshal(a.body.Data, &got) != nil {
 					t.Fatalf("candles read: %d %s", a.status, a.raw)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/kafka"
@@ -40,7 +41,7 @@ func TestTwoClocksChangeNoOutcome(t *testing.T) {
 	// Genesis lies ahead, so both runs see every event from the first
 	// market open on, whenever they start.
 	env = env.WithDevClock(time.Now().Add(200*time.Second).Truncate(time.Second), time.Second)
-	if _, err := ingress.RegisterDevValidator(t.Context(), pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed)); err != nil {
+	if _, err := devkit.RegisterValidator(t.Context(), pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed)); err != nil {
 		t.Fatal(err)
 	}
 	var seller, sellerAccount int64
@@ -89,7 +90,7 @@ func runClocks(t *testing.T, pool *pgxpool.Pool, env environment.Environment, n 
 
 	clocks := make([]*ingress.Clock, n)
 	for i := range clocks {
-		if clocks[i], err = ingress.NewClock(env, ingress.DefaultMarketParams(), pool, ingress.NewDevBeacon(pool), cl, log); err != nil {
+		if clocks[i], err = ingress.NewClock(env, ingress.DefaultConfig().Markets, pool, devkit.NewBeacon(pool), cl, log); err != nil {
 			t.Fatal(err)
 		}
 	}

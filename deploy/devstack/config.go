@@ -41,7 +41,6 @@ type Config struct {
 	OrderflowAddr      string                  // ORDERFLOW_ADDR: orderflow keys, tracking, refunds {orderflow_url} (127.0.0.1:8083)
 	DevBuilderAddr     string                  // DEV_BUILDER_ADDR: the dev builder's eth_sendBundle endpoint (127.0.0.1:0 = a free port)
 	DevBlockInterval   time.Duration           // DEV_BLOCK_INTERVAL: a block of the dev chain every (2s; 0 = only on request, evm_mine)
-	RefundPercent      int                     // ORDERFLOW_REFUND_PERCENT: default refund share of a backrun's payment (90)
 	ChainAddr          string                  // CHAIN_ADDR: the dev chain's JSON-RPC (127.0.0.1:8545; empty = not served)
 	ChainConfirmations uint64                  // CHAIN_CONFIRMATIONS: blocks before a deposit is credited or a payout final (2 on the dev chain)
 	ChainPoll          time.Duration           // CHAIN_POLL: how often the deposit watcher and withdrawal executor look at the chain (250ms)
@@ -53,12 +52,14 @@ type Config struct {
 	// DemoValidator (DEMO_VALIDATOR, true) registers the demo validator
 	// at start, so that markets open at once.
 	DemoValidator bool
-	// Auth: AUTH_* variables (see ingress.AuthConfigFromEnv). Without
-	// AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY the stack generates a key
-	// once and keeps it in DATA_DIR/keys/access-token-es256.pem (0600).
-	Auth ingress.AuthConfig
-	// Orders: ORDER_* variables (see ingress.OrderEntryConfigFromEnv).
-	Orders ingress.OrderEntryConfig
+	// Ingress: the ingress's variables (see ingress.ConfigFromEnv) over
+	// the dev stack's defaults: no orderflow rate limits unless their
+	// variables are set. Without AUTH_SIGNING_KEY_FILE or AUTH_SIGNING_KEY
+	// the stack generates a key once and keeps it in
+	// DATA_DIR/keys/access-token-es256.pem (0600). Its listeners are the
+	// addresses above, its chain the dev chain with CHAIN_CONFIRMATIONS
+	// and CHAIN_POLL as above, its beacon the dev beacon.
+	Ingress ingress.Config
 	// Matcher: MATCHER_* variables (see matcher.ConfigFromEnv); the stack
 	// runs one matcher, instance "dev", on its own brokers.
 	Matcher matcher.Config
@@ -106,8 +107,7 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		MaxInFlight:        httpx.MaxInFlightFromEnv(r),
 		ShutdownGrace:      r.Duration("SHUTDOWN_GRACE", 10*time.Second, 0, 5*time.Minute),
 		LogLevel:           r.LogLevel("LOG_LEVEL", slog.LevelInfo),
-		Auth:               ingress.AuthConfigFromEnv(r),
-		Orders:             ingress.OrderEntryConfigFromEnv(r),
+		Ingress:            devIngress().FromEnv(r),
 		Matcher:            matcher.ConfigFromEnv(r),
 		Relay:              devRelay().FromEnv(r),
 		Settler:            settler.ConfigFromEnv(r),
@@ -120,7 +120,6 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		OrderflowAddr:      r.String("ORDERFLOW_ADDR", "127.0.0.1:8083"),
 		DevBuilderAddr:     r.String("DEV_BUILDER_ADDR", "127.0.0.1:0"),
 		DevBlockInterval:   readBlockInterval(r),
-		RefundPercent:      r.Int("ORDERFLOW_REFUND_PERCENT", 90, 1, 99),
 		ChainAddr:          r.StringOrEmpty("CHAIN_ADDR", "127.0.0.1:8545"),
 		ChainConfirmations: uint64(r.Int("CHAIN_CONFIRMATIONS", 2, 0, 10_000)),
 		ChainPoll:          r.Duration("CHAIN_POLL", devChainPoll, 10*time.Millisecond, time.Minute),
@@ -141,6 +140,16 @@ func ConfigFromEnv(r *config.Reader) (Config, error) {
 		cfg.DataDir = abs
 	}
 	return cfg, r.Err()
+}
+
+// devIngress is the ingress's configuration on the dev stack before the
+// variables are read: the orderflow edges take submissions and challenges
+// without rate limits, as the dev tools and tests send many from one
+// address.
+func devIngress() ingress.Config {
+	c := ingress.DefaultConfig()
+	c.Orderflow.ChallengeRate, c.Orderflow.SubmitRatePerIP, c.Orderflow.SubmitRatePerSender = ingress.Rate{}, ingress.Rate{}, ingress.Rate{}
+	return c
 }
 
 // devRelay is the relay's configuration on the dev chain before the

@@ -82,8 +82,8 @@ func (s *Stack) startFunding(ctx context.Context) error {
 	}
 	defer leaveStage(ctx)
 	enterStage(ctx, StageIngress)
-	w, err := ingress.DepositWatcher(ingress.DepositWatcherConfig{
-		ChainID: s.cfg.Environment.ChainID, Contract: addr, Confirmations: s.cfg.ChainConfirmations,
+	w, err := ingress.DepositWatcher(s.cfg.Environment.ChainID, ingress.DepositsConfig{
+		Contract: addr, Confirmations: s.cfg.ChainConfirmations,
 		Poll: s.cfg.ChainPoll, Instance: "s" + strconv.FormatInt(time.Now().UnixMilli(), 10),
 	}, chain.Client(), ingress.Deps{Pool: s.pool, Kafka: s.kcl, Logger: s.log.With("service", "ingress"), Registry: s.registry})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"blockspace.exchange/deploy/devchain"
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/environment"
 )
@@ -58,19 +59,19 @@ func (s *Stack) buildMarkets(ctx context.Context) error {
 	env := s.cfg.Environment
 	defer leaveStage(ctx)
 	enterStage(ctx, StageIngress)
-	s.beacon = ingress.NewDevBeacon(s.pool)
+	s.beacon = devkit.NewBeacon(s.pool)
 	if err := s.ingress.ServeValidators(s.pool, s.beacon, func() error { return s.monitor.Err("postgres") }, s.log.With("service", "validators")); err != nil {
 		return err
 	}
 	if s.cfg.DemoValidator {
-		pk, err := ingress.RegisterDevValidator(ctx, s.pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed))
+		pk, err := devkit.RegisterValidator(ctx, s.pool, env.ChainID, devchain.DemoUserAddress, []byte(devchain.DemoValidatorSeed))
 		if err != nil {
 			return err
 		}
 		s.demoPubkey = pk
 	}
 	var err error
-	if s.clock, err = ingress.NewClock(env, ingress.DefaultMarketParams(), s.pool, s.beacon, s.kcl, s.log.With("service", "clock")); err != nil {
+	if s.clock, err = ingress.NewClock(env, s.cfg.Ingress.Markets, s.pool, s.beacon, s.kcl, s.log.With("service", "clock")); err != nil {
 		return err
 	}
 	enterStage(ctx, StageMatcher)

@@ -48,10 +48,7 @@ func (s *Stack) startOrderflow(ctx context.Context) error {
 	}
 	defer leaveStage(ctx)
 	enterStage(ctx, StageIngress)
-	p.ingress, err = ingress.NewOrderflow(ingress.OrderflowConfig{
-		Environment: s.cfg.Environment, Product: s.cfg.Auth.Product, MaxInFlight: s.cfg.MaxInFlight,
-		DefaultRefundPercent: s.cfg.RefundPercent,
-	}, ingress.OrderflowDeps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Logger: s.log.With("service", "ingress"), Registry: s.registry})
+	p.ingress, err = ingress.NewOrderflow(s.cfg.Ingress, ingress.OrderflowDeps{Pool: s.pool, Brokers: s.brokers, KafkaCompression: s.cfg.KafkaCompression, Logger: s.log.With("service", "ingress"), Registry: s.registry})
 	if err != nil {
 		return err
 	}

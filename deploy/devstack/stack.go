@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/matcher"
 	"blockspace.exchange/platform/devpostgres"
 	"blockspace.exchange/platform/health"
@@ -229,14 +230,14 @@ func (s *Stack) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	authCfg := s.cfg.Auth
-	if authCfg.SigningKey == nil {
-		if authCfg.SigningKey, err = ingress.LoadOrCreateSigningKey(filepath.Join(s.cfg.DataDir, "keys", "access-token-es256.pem")); err != nil {
+	ic := &s.cfg.Ingress
+	ic.Environment = s.cfg.Environment
+	if ic.Auth.SigningKey == nil {
+		if ic.Auth.SigningKey, err = devkit.LoadOrCreateSigningKey(filepath.Join(s.cfg.DataDir, "keys", "access-token-es256.pem")); err != nil {
 			return err
 		}
 	}
-	s.ingress, err = ingress.New(ctx, ingress.Config{Environment: s.cfg.Environment, MaxInFlight: s.cfg.MaxInFlight, Auth: authCfg,
-		Orders: s.cfg.Orders},
+	s.ingress, err = ingress.New(ctx, *ic,
 		ingress.Deps{Pool: s.pool, Logger: s.log, Metrics: im, DBErr: dbErr, OutboxMetrics: s.outboxMetrics,
 			Kafka: s.kcl, KafkaErr: func() error { return s.monitor.Err("kafka") }})
 	if err != nil {

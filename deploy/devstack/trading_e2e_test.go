@@ -8,7 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/topics"
@@ -252,7 +252,7 @@ func ptr[T any](v T) *T { return &v }
 // verify/batch finds it registered.
 func registerValidator(t *testing.T, tr *trader, chainID int64, seed string) {
 	t.Helper()
-	pubkey, sig, err := ingress.SignValidatorRegistration([]byte(seed), chainID, tr.addr)
+	pubkey, sig, err := devkit.SignValidatorRegistration([]byte(seed), chainID, tr.addr)
 	if err != nil {
 		t.Fatal(err)
 	}

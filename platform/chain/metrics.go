@@ -1,6 +1,7 @@
 // Package chain holds what the services that follow an Ethereum chain
-// share: the metrics of their watchers. The collateral contract's binding
-// is in collateral.
+// share: the metrics of their watchers and how they follow the chain
+// (confirmations, poll interval, the collateral contract's address). The
+// collateral contract's binding is in collateral.
 package chain
 
 import (

@@ -12,11 +12,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/query-api/internal/tradingreads"
 )
-
-// Candle is a candle as the read answers it, for tests outside query-api.
-type Candle = tradingreads.Candle
 
 // IntervalNames are the intervals the read takes.
 var IntervalNames = tradingreads.IntervalNames
@@ -33,14 +31,14 @@ type Trade struct {
 // from origin (epoch ms), oldest first; slots sets each candle's slot.
 // Open and close are the first and last trade by (time, id); an interval
 // without trades has no candle.
-func Candles(trades []Trade, width, origin int64, slots bool) []tradingreads.Candle {
+func Candles(trades []Trade, width, origin int64, slots bool) []api.Candle {
 	trades = slices.Clone(trades)
 	slices.SortFunc(trades, func(a, b Trade) int { return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.ID, b.ID)) })
-	var out []tradingreads.Candle
+	var out []api.Candle
 	for _, t := range trades {
 		start := origin + floorDiv(t.At-origin, width)*width
 		if len(out) == 0 || out[len(out)-1].OpenTime != start {
-			k := tradingreads.Candle{OpenTime: start, CloseTime: start + width, Open: t.Price, High: t.Price, Low: t.Price}
+			k := api.Candle{OpenTime: start, CloseTime: start + width, Open: t.Price, High: t.Price, Low: t.Price}
 			if slots {
 				slot := (start - origin) / width
 				k.Slot = &slot
@@ -57,7 +55,7 @@ func Candles(trades []Trade, width, origin int64, slots bool) []tradingreads.Can
 
 // Diff describes the first difference between two candle lists as their
 // JSON shows them (decimals normalized), or "" when they are equal.
-func Diff(got, want []tradingreads.Candle) string {
+func Diff(got, want []api.Candle) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d candles, want %d", len(got), len(want))
 	}
@@ -72,7 +70,7 @@ func Diff(got, want []tradingreads.Candle) string {
 }
 
 // Gaps reports whether some intervals between the candles had no trade.
-func Gaps(candles []tradingreads.Candle) bool {
+func Gaps(candles []api.Candle) bool {
 	for i := 1; i < len(candles); i++ {
 		if candles[i].OpenTime > candles[i-1].CloseTime {
 			return true

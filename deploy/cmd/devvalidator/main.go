@@ -23,7 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"blockspace.exchange/ingress"
+	"blockspace.exchange/ingress/devkit"
 	"blockspace.exchange/platform/eip712"
 	"blockspace.exchange/platform/environment"
 )
@@ -53,7 +53,7 @@ func run(base, keyHex, seed string, chainID int64) error {
 	if err != nil {
 		return err
 	}
-	pubkey, sig, err := ingress.SignValidatorRegistration([]byte(seed), chainID, addr)
+	pubkey, sig, err := devkit.SignValidatorRegistration([]byte(seed), chainID, addr)
 	if err != nil {
 		return err
 	}

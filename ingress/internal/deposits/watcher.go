@@ -25,7 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"blockspace.exchange/platform/chain"
+	pchain "blockspace.exchange/platform/chain"
 	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
@@ -47,14 +47,16 @@ type Config struct {
 	ChainID  int64
 	Contract common.Address
 	// Confirmations is how many blocks must follow a deposit's block
-	// before it is credited (CHAIN_CONFIRMATIONS; 12 on public chains).
+	// before it is credited (CHAIN_CONFIRMATIONS, pchain.DefaultConfirmations
+	// on public chains).
 	Confirmations uint64
 	// StartBlock is the first block to scan when no cursor is stored
 	// (CHAIN_START_BLOCK: the contract's deployment block).
 	StartBlock uint64
 	// MaxRange bounds the blocks of one eth_getLogs call (1000).
 	MaxRange uint64
-	// Poll is the interval between head checks (CHAIN_POLL, 2s).
+	// Poll is the interval between head checks (CHAIN_POLL,
+	// pchain.DefaultPoll).
 	Poll time.Duration
 	// Instance names one incarnation of a chain that starts again from
 	// its genesis (the dev stack's simulated chain, new at every start).
@@ -65,7 +67,7 @@ type Config struct {
 	Instance string
 	// Metrics records the head, the cursor and the polls (watcher
 	// "deposits"); nil records nothing.
-	Metrics *chain.WatcherMetrics
+	Metrics *pchain.WatcherMetrics
 }
 
 // Watcher is a running chain watcher.
@@ -85,7 +87,7 @@ func New(cfg Config, chain Chain, pool *pgxpool.Pool, cl *kgo.Client, log *slog.
 		cfg.MaxRange = 1000
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = 2 * time.Second
+		cfg.Poll = pchain.DefaultPoll
 	}
 	parsed, err := collateral.CollateralMetaData.GetAbi()
 	if err != nil {

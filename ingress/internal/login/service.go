@@ -31,19 +31,16 @@ import (
 // CookieName is the refresh cookie of the interface.
 const CookieName = "x_auth_refresh_token"
 
-// Rate is a token bucket of login attempts.
-type Rate = ratelimit.Rate
-
 // Config is the login configuration.
 type Config struct {
-	Product        string        // typed-data domain name is "<Product> Login"
-	ChainID        int64         // typed-data domain chainId
-	Host           string        // the typed data's message.domain; "" = the request's Host
-	NonceTTL       time.Duration // how long a login challenge stays valid (5m)
-	SessionTTL     time.Duration // how long a session lasts from login (7 days)
-	RatePerAddress Rate          // proven logins (verifies whose signature holds) per address
-	RatePerIP      Rate          // login, verify and refresh attempts per client IP
-	ClientIPHeader string        // header a trusted gateway puts the client IP in; "" = the peer address
+	Product        string         // typed-data domain name is "<Product> Login"
+	ChainID        int64          // typed-data domain chainId
+	Host           string         // the typed data's message.domain; "" = the request's Host
+	NonceTTL       time.Duration  // how long a login challenge stays valid (5m)
+	SessionTTL     time.Duration  // how long a session lasts from login (7 days)
+	RatePerAddress ratelimit.Rate // proven logins (verifies whose signature holds) per address
+	RatePerIP      ratelimit.Rate // login, verify and refresh attempts per client IP
+	ClientIPHeader string         // header a trusted gateway puts the client IP in; "" = the peer address
 }
 
 // Service serves the login, session and profile mutations.

@@ -56,30 +56,42 @@ type Config struct {
 	Now func() time.Time
 }
 
+// DefaultConfig is the configuration whose values Config's zero values
+// take.
+func DefaultConfig() Config {
+	return Config{
+		MaxPlaceOrders: 50, MaxCancelOrders: 100,
+		BatchWait: time.Millisecond, BatchMax: 1000, Lanes: 2,
+		AnswerWait: 200 * time.Millisecond, LayoutRefresh: 30 * time.Second,
+		Now: time.Now,
+	}
+}
+
 func (c *Config) applyDefaults() {
+	d := DefaultConfig()
 	if c.MaxPlaceOrders <= 0 {
-		c.MaxPlaceOrders = 50
+		c.MaxPlaceOrders = d.MaxPlaceOrders
 	}
 	if c.MaxCancelOrders <= 0 {
-		c.MaxCancelOrders = 100
+		c.MaxCancelOrders = d.MaxCancelOrders
 	}
 	if c.BatchWait <= 0 {
-		c.BatchWait = time.Millisecond
+		c.BatchWait = d.BatchWait
 	}
 	if c.BatchMax <= 0 {
-		c.BatchMax = 1000
+		c.BatchMax = d.BatchMax
 	}
 	if c.Lanes <= 0 {
-		c.Lanes = 2
+		c.Lanes = d.Lanes
 	}
 	if c.AnswerWait == 0 {
-		c.AnswerWait = 200 * time.Millisecond
+		c.AnswerWait = d.AnswerWait
 	}
 	if c.LayoutRefresh <= 0 {
-		c.LayoutRefresh = 30 * time.Second
+		c.LayoutRefresh = d.LayoutRefresh
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = d.Now
 	}
 }
 

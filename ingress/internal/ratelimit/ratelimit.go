@@ -6,8 +6,6 @@ import (
 	"math"
 	"sync"
 	"time"
-
-	"blockspace.exchange/platform/config"
 )
 
 // Rate is a token bucket: Burst attempts at once, refilled at PerMinute.
@@ -15,16 +13,6 @@ import (
 type Rate struct {
 	PerMinute float64
 	Burst     float64
-}
-
-// FromEnv reads a rate from its two variables: rateVar, the refill per
-// minute (0 disables the limit), and burstVar, the attempts at once, each
-// with its default.
-func FromEnv(r *config.Reader, rateVar string, perMinute int, burstVar string, burst int) Rate {
-	return Rate{
-		PerMinute: float64(r.Int(rateVar, perMinute, 0, 1<<30)),
-		Burst:     float64(r.Int(burstVar, burst, 1, 1<<30)),
-	}
 }
 
 // Limiter keeps one token bucket per key in the memory of this process:

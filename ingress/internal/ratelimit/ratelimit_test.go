@@ -1,11 +1,8 @@
 package ratelimit
 
 import (
-	"strings"
 	"testing"
 	"time"
-
-	"blockspace.exchange/platform/config"
 )
 
 func TestLimiter(t *testing.T) {
@@ -37,19 +34,5 @@ func TestLimiter(t *testing.T) {
 	}
 	if len(l.m) > 3 {
 		t.Fatalf("limiter holds %d buckets", len(l.m))
-	}
-}
-
-// FromEnv takes each variable or its default, and names a variable out
-// of range (a negative rate, a burst of 0).
-func TestFromEnv(t *testing.T) {
-	r := config.FromMap(map[string]string{"X_RATE": "120"})
-	if got := FromEnv(r, "X_RATE", 60, "X_BURST", 30); got != (Rate{PerMinute: 120, Burst: 30}) || r.Err() != nil {
-		t.Fatalf("rate %+v, error %v", got, r.Err())
-	}
-	r = config.FromMap(map[string]string{"X_RATE": "-1", "X_BURST": "0"})
-	FromEnv(r, "X_RATE", 60, "X_BURST", 30)
-	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "X_RATE") || !strings.Contains(err.Error(), "X_BURST") {
-		t.Fatalf("error %v, want both variables named", err)
 	}
 }

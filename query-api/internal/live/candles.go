@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/topics"
@@ -16,7 +17,7 @@ import (
 // CandleReader reads the candles of a family (tradingreads.Candles).
 type CandleReader interface {
 	Interval(name string) (tradingreads.Interval, bool)
-	Read(ctx context.Context, f topics.Family, iv tradingreads.Interval, from, to int64) ([]tradingreads.Candle, error)
+	Read(ctx context.Context, f topics.Family, iv tradingreads.Interval, from, to int64) ([]api.Candle, error)
 }
 
 // snapshotCandles is how many intervals a candles snapshot covers.
@@ -27,11 +28,11 @@ const snapshotCandles = 100
 // stream (family and interval), as an order book's seq counts its
 // updates.
 type CandlesPush struct {
-	MarketType string                `json:"marketType"`
-	Interval   string                `json:"interval"`
-	Seq        uint64                `json:"seq"`
-	Candles    []tradingreads.Candle `json:"candles,omitempty"`
-	Candle     *tradingreads.Candle  `json:"candle,omitempty"`
+	MarketType string       `json:"marketType"`
+	Interval   string       `json:"interval"`
+	Seq        uint64       `json:"seq"`
+	Candles    []api.Candle `json:"candles,omitempty"`
+	Candle     *api.Candle  `json:"candle,omitempty"`
 }
 
 // Actions of candles pushes beyond snapshot and update.
@@ -165,7 +166,7 @@ func (c *candleStreams) activate(st *candleStream, now int64) {
 	}
 }
 
-func (c *candleStreams) push(st *candleStream, action string, k *tradingreads.Candle, now int64) {
+func (c *candleStreams) push(st *candleStream, action string, k *api.Candle, now int64) {
 	st.seq++
 	c.hub.publishKey(st.key, encode(push{Channel: ChannelCandles, Time: now, Action: action,
 		Payload: CandlesPush{MarketType: marketType(st.key.family), Interval: st.iv.Name, Seq: st.seq, Candle: k}}))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/postgres/pgtest"
@@ -49,17 +50,17 @@ func candleTrades(base int64) []candleTrade {
 // candleView is what a subscriber learnt of one stream: the candles by
 // openTime, the intervals closed and the last seq.
 type candleView struct {
-	candles map[int64]tradingreads.Candle
+	candles map[int64]api.Candle
 	closed  map[int64]bool
 	seq     uint64
 }
 
-func (v *candleView) list() []tradingreads.Candle {
-	out := make([]tradingreads.Candle, 0, len(v.candles))
+func (v *candleView) list() []api.Candle {
+	out := make([]api.Candle, 0, len(v.candles))
 	for _, k := range v.candles {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b tradingreads.Candle) int { return int(a.OpenTime - b.OpenTime) })
+	slices.SortFunc(out, func(a, b api.Candle) int { return int(a.OpenTime - b.OpenTime) })
 	return out
 }
 
@@ -121,7 +122,7 @@ func TestCandlesChannel(t *testing.T) {
 		if m.E != ChannelCandles || m.A != actionSnapshot || p.MarketType != s.marketType || p.Interval != s.interval {
 			t.Fatalf("after subscribe: %s", m.raw)
 		}
-		v := &candleView{candles: map[int64]tradingreads.Candle{}, closed: map[int64]bool{}, seq: p.Seq}
+		v := &candleView{candles: map[int64]api.Candle{}, closed: map[int64]bool{}, seq: p.Seq}
 		for _, k := range p.Candles {
 			v.candles[k.OpenTime] = k
 		}

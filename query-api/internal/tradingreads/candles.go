@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
+	"blockspace.exchange/platform/api"
 	"blockspace.exchange/platform/environment"
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/topics"
@@ -26,23 +26,6 @@ const (
 
 // maxTime bounds startTime and endTime: the last millisecond of 9999.
 const maxTime = 253402300799999
-
-// Candle is the price of a market family over one interval: the first,
-// highest, lowest and last price of the interval's trades, their summed
-// quantity (blocks of the whole-block family, gas units of inclusion
-// preconf) and their number. Open and close are the first and last trade
-// by (executed time, trade id). An interval without trades has no candle.
-type Candle struct {
-	OpenTime  int64           `json:"openTime"`  // epoch ms, first instant of the interval
-	CloseTime int64           `json:"closeTime"` // epoch ms, first instant after it
-	Slot      *int64          `json:"slot,omitempty"`
-	Open      decimal.Decimal `json:"open"`
-	High      decimal.Decimal `json:"high"`
-	Low       decimal.Decimal `json:"low"`
-	Close     decimal.Decimal `json:"close"`
-	Volume    decimal.Decimal `json:"volume"`
-	Trades    int64           `json:"trades"`
-}
 
 // Interval is a candle width: a fixed duration counted from the UNIX
 // epoch (1m, 5m, 1h, 1d, so 1d candles are UTC days), or the slot
@@ -103,10 +86,10 @@ const candlesSQL = `SELECT date_bin($2::bigint * interval '1 millisecond', execu
 
 // Read returns the candles of family f whose interval starts in
 // [from, to) (epoch ms, both interval starts), oldest first.
-func (c *Candles) Read(ctx context.Context, f topics.Family, iv Interval, from, to int64) ([]Candle, error) {
+func (c *Candles) Read(ctx context.Context, f topics.Family, iv Interval, from, to int64) ([]api.Candle, error) {
 	rows, _ := c.pool.Query(ctx, candlesSQL, newFamily(f).minMarket/familySpan, iv.Width, iv.origin, from, to)
-	candles, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Candle, error) {
-		var k Candle
+	candles, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (api.Candle, error) {
+		var k api.Candle
 		var bucket time.Time
 		err := row.Scan(&bucket, &k.Open, &k.High, &k.Low, &k.Close, &k.Volume, &k.Trades)
 		k.OpenTime = bucket.UnixMilli()

@@ -32,6 +32,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	pchain "blockspace.exchange/platform/chain"
 	"blockspace.exchange/platform/chain/collateral"
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/topics"
@@ -55,7 +56,7 @@ type Config struct {
 	// Confirmations is how many blocks must follow the payout's block
 	// before it is final (CHAIN_CONFIRMATIONS).
 	Confirmations uint64
-	// Poll is the interval between rounds (CHAIN_POLL, 2s).
+	// Poll is the interval between rounds (CHAIN_POLL, chain.DefaultPoll).
 	Poll time.Duration
 	// GasLimit of a payout whose gas cannot be estimated because it would
 	// revert (1000000): it is sent all the same, reverts on chain, and is
@@ -65,9 +66,6 @@ type Config struct {
 	// nil records nothing.
 	Metrics *Metrics
 }
-
-// DefaultPoll is Config.Poll's default.
-const DefaultPoll = 2 * time.Second
 
 // Executor is a running withdrawal executor.
 type Executor struct {
@@ -88,7 +86,7 @@ func New(cfg Config, chain Chain, pool *pgxpool.Pool, cl *kgo.Client, log *slog.
 		return nil, errors.New("withdrawal executor: no operator key")
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultPoll
+		cfg.Poll = pchain.DefaultPoll
 	}
 	if cfg.GasLimit == 0 {
 		cfg.GasLimit = 1_000_000

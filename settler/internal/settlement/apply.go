@@ -192,7 +192,7 @@ func (a *applier) applySlots(ctx context.Context, opens, statuses, fills []*Reco
 		if a.slots[int64(r.Open.Slot)].open(r.Open, a.owns) {
 			a.res.Opens++
 		} else if s := a.slots[int64(r.Open.Slot)]; s.sellerAccount == 0 {
-			a.log.Warn("market.open names a seller that is not the account's owner; the slot waits for another", "id", r.ID,
+			a.log.Warn("market.open opens no market or names a seller that is not the account's owner; the slot waits for another", "id", r.ID,
 				"seller", r.Open.SellerUserID, "account", r.Open.SellerAccountID)
 		}
 	}

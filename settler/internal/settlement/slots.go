@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"blockspace.exchange/platform/market"
 	"blockspace.exchange/topics"
 )
 
@@ -29,12 +30,17 @@ type slot struct {
 func (s *slot) expired() bool { return s.phase >= topics.MarketStatusTradingClosed }
 
 // open takes the seller and preconf supply of the slot's first market.open
-// that names a seller owning the account.
+// that opens a market (market.New, the rule the matcher opens it by) and
+// names a seller owning the account.
 func (s *slot) open(o *topics.MarketOpen, owner func(account, user int64) bool) bool {
-	if s.sellerAccount != 0 || o.SellerUserID <= 0 || o.TotalPreconf < 0 || !owner(o.SellerAccountID, o.SellerUserID) {
+	if s.sellerAccount != 0 {
 		return false
 	}
-	s.sellerUser, s.sellerAccount, s.totalPreconf, s.dirty = o.SellerUserID, o.SellerAccountID, o.TotalPreconf, true
+	p, err := market.New(*o)
+	if err != nil || !owner(p.SellerAccountID, p.SellerUserID) {
+		return false
+	}
+	s.sellerUser, s.sellerAccount, s.totalPreconf, s.dirty = p.SellerUserID, p.SellerAccountID, p.TotalPreconf, true
 	s.issue()
 	return true
 }
