@@ -55,6 +55,9 @@ func newFundingFixture(t *testing.T) *fundingFixture {
 	f.req1 = insertReq(aliceID, f.aliceCur, "0.5", 10)
 	f.req2 = insertReq(aliceID, f.aliceCur, "0.2", 104)
 	f.reqBo = insertReq(bobID, f.bobCur, "1", 1)
+	// A posting references its balance row (migration 0018), which the
+	// ledger creates with the account.
+	exec(`INSERT INTO account_balances (account_id, token_id) VALUES ($1, 1), ($2, 1) ON CONFLICT DO NOTHING`, f.aliceCur, f.alicePre)
 	exec(`INSERT INTO journal (command_id, kind) VALUES ('e1', 'test')`)
 	exec(`INSERT INTO postings (entry_id, account_id, token_id, amount, type, balance)
 	      SELECT entry_id, v.acc, 1, v.amount, v.type, v.balance FROM journal,
