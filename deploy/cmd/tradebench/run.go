@@ -111,10 +111,10 @@ func run(ctx context.Context, o options) (summary, error) {
 		return summary{}, err
 	}
 	printRun("full stack", m.run)
-	if o.pace > 0 {
-		m.printPace(o.pace)
-	}
 	sum := m.summary(o)
+	if o.pace > 0 {
+		sum.printPace()
+	}
 	if withBare {
 		after = runBare(ctx, b.client, bareFlows, o.baseline/2)
 		printRun("bare gin handler, after", after.run)
@@ -146,13 +146,12 @@ func runBare(ctx context.Context, client *http.Client, flows []flow, d time.Dura
 }
 
 // printPace prints the rate the paced run achieved against its target.
-func (m measurement) printPace(target float64) {
-	got := m.run.ordersPerSecond()
+func (s summary) printPace() {
 	at := "at the target"
-	if got < rateTolerance*target {
-		at = fmt.Sprintf("NOT at the target: the stack kept %.0f%% of it", 100*got/target)
+	if !s.atTarget() {
+		at = fmt.Sprintf("NOT at the target: the stack kept %.0f%% of it", 100*s.ordersPerS/s.rate)
 	}
-	fmt.Printf("  paced: %.0f orders/s achieved of %.0f (%s)\n", got, target, at)
+	fmt.Printf("  paced: %.0f orders/s achieved of %.0f (%s)\n", s.ordersPerS, s.rate, at)
 }
 
 // setUp logs in and funds two traders a pair, picks the markets and

@@ -35,11 +35,21 @@ type ledgerWatch struct {
 	visible map[int64]time.Time // taker order id: when its trade became visible
 	settled map[int64]time.Time // taker order id: the start of the settler's transaction (trades.settled_at)
 	seen    atomic.Int64
+	// committed is the expression of a trade row's commit time: its
+	// transaction's where the server notes commit times, else NULL.
+	committed string
 }
 
 // newLedgerWatch starts the cursors of slots at the trades already there.
 func newLedgerWatch(ctx context.Context, pool *pgxpool.Pool, slots []uint64) (*ledgerWatch, error) {
-	w := &ledgerWatch{pool: pool, visible: make(map[int64]time.Time), settled: make(map[int64]time.Time)}
+	w := &ledgerWatch{pool: pool, visible: make(map[int64]time.Time), settled: make(map[int64]time.Time), committed: "NULL::timestamptz"}
+	var track string
+	if err := pool.QueryRow(ctx, `SELECT current_setting('track_commit_timestamp')`).Scan(&track); err != nil {
+		return nil, fmt.Errorf("read track_commit_timestamp: %w", err)
+	}
+	if track == "on" {
+		w.committed = "pg_xact_commit_timestamp(xmin)"
+	}
 	for _, s := range slots {
 		first := int64(s) * tradesPerSlot
 		var last int64
@@ -53,7 +63,8 @@ func newLedgerWatch(ctx context.Context, pool *pgxpool.Pool, slots []uint64) (*l
 }
 
 // run reads new trades every interval until ctx ends. A trade counts as
-// visible at the moment the read that returned it was sent.
+// visible when its transaction committed, or, where the server does not
+// note that, at the moment the read that returned it was sent.
 func (w *ledgerWatch) run(ctx context.Context, every time.Duration) error {
 	slot := make(map[int64]int, len(w.lo))
 	for i, hi := range w.hi {
@@ -69,8 +80,7 @@ func (w *ledgerWatch) run(ctx context.Context, every time.Duration) error {
 		}
 		at := time.Now()
 		rows, err := w.pool.Query(ctx, `SELECT t.trade_id, t.taker_order_id, t.settled_at, t.committed FROM unnest($1::bigint[], $2::bigint[]) AS c(lo, hi)
-			CROSS JOIN LATERAL (SELECT trade_id, taker_order_id, settled_at,
-			                           CASE WHEN current_setting('track_commit_timestamp') = 'on' THEN pg_xact_commit_timestamp(xmin) END AS committed
+			CROSS JOIN LATERAL (SELECT trade_id, taker_order_id, settled_at, `+w.committed+` AS committed
 			                    FROM trades WHERE trade_id > c.lo AND trade_id < c.hi) t`, w.lo, w.hi)
 		if err != nil {
 			return ignoreCancel(ctx, fmt.Errorf("read trades: %w", err))
