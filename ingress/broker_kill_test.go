@@ -44,7 +44,7 @@ const outageLength = 20 * time.Second
 func TestBrokerKilledWhileClientsSend(t *testing.T) {
 	const perKind = 3 // clients of each kind, each its own user
 	bin := proctest.Build(t, "./cmd/ingress")
-	h := startBackends(t, harnessOptions{before: (*harness).openTestMarkets})
+	h := startBackends(t, harnessOptions{before: (*harness).openTestMarkets, ownBroker: true})
 	addr := freeAddr(t)
 	ingressProcess(t, h, bin, addr)
 	poll.Until(t, "ingress listens", func() bool {

@@ -194,7 +194,7 @@ func TestWithdrawJudgesEachItem(t *testing.T) {
 // (answering 503 would invite a retry that moves the money twice), and the
 // outbox relay delivers each command exactly once when the broker is back.
 func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
-	h := startHarness(t, harnessOptions{
+	h := startHarness(t, harnessOptions{ownBroker: true,
 		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "5")

@@ -27,14 +27,16 @@ import (
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared, proctest.RemoveBuilds) }
 
-// harness is one ingress service on a fresh database and a broker of its
-// own (Apache Kafka, see kafkatest), running its background work (outbox
+// harness is one ingress service on a fresh database and the test binary's
+// shared Apache Kafka broker, emptied for the test (or a broker of its own,
+// see harnessOptions.ownBroker; kafkatest), running its background work (outbox
 // relay, market catalog) until the test ends.
 type harness struct {
 	t       testing.TB
@@ -47,8 +49,8 @@ type harness struct {
 	kcl     *kgo.Client // the service's client
 	// kafkaDown is what the service's Kafka health check reports.
 	kafkaDown atomic.Bool
-	// broker can be stopped, killed and started again on its ports and
-	// data.
+	// broker, of a harness with ownBroker set, can be stopped, killed and
+	// started again on its ports and data.
 	broker *kafkatest.Broker
 }
 
@@ -59,6 +61,9 @@ type harnessOptions struct {
 	before func(h *harness)
 	orders ingress.OrderEntryConfig
 	outbox ingress.OutboxConfig
+	// ownBroker starts a broker of the test's own, which the test may
+	// stop, kill and start again, instead of taking the shared one.
+	ownBroker bool
 }
 
 func newHarness(t testing.TB) *harness { return startHarness(t, harnessOptions{}) }
@@ -77,8 +82,13 @@ func startHarness(t testing.TB, o harnessOptions) *harness {
 func startBackends(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
 	ctx := t.Context()
-	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations()), broker: kafkatest.StartBroker(t)}
-	h.brokers = h.broker.Addrs()
+	h := &harness{t: t, pool: pgtest.New(t, schema.Migrations())}
+	if o.ownBroker {
+		h.broker = kafkatest.StartBroker(t)
+		h.brokers = h.broker.Addrs()
+	} else {
+		h.brokers = kafkatest.Shared(t)
+	}
 	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers})
 	if err != nil {
 		t.Fatal(err)

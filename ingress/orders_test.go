@@ -750,7 +750,7 @@ func TestOrderRoutesRefuseBadRequests(t *testing.T) {
 // through the outbox relay once the broker is back. A cancel while the
 // broker is down is refused with 503: nothing of it was stored.
 func TestCommandsSurviveKafkaOutage(t *testing.T) {
-	h := newMarketsHarness(t, harnessOptions{
+	h := newMarketsHarness(t, harnessOptions{ownBroker: true,
 		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "0")

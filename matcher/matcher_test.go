@@ -20,6 +20,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
 // The package entry runs in-process against a real broker: a market
 // opens, a sell rests, a buy crosses it, and the fill is published.
 func TestRunPublishesAFill(t *testing.T) {

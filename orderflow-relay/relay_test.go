@@ -30,7 +30,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 // TestStreamStartsWhereNewFoundTheLog: a submission acknowledged after
 // New returned reaches the sockets, even when it is in the log before the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,8 @@ var crashAmount = decimal.RequireFromString("0.01")
 // account lost exactly the acknowledged transfers and withdrawals (with
 // their fees), and the ledger audit, quiescent checks included, is clean.
 func TestBrokerKilledWhileTrading(t *testing.T) {
-	s := startStack(t, worldTempDir(t))
-	broker := testBroker(t)
+	broker := kafkatest.StartBroker(t)
+	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ",")})
 	ctx := t.Context()
 	c := client{t: t, base: s.Addresses().REST}
 	tr := logIn(t, c, newWallet(t))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"blockspace.exchange/platform/config"
+	"blockspace.exchange/platform/kafka/kafkatest"
 )
 
 // lockedBuffer collects the log lines every service of the stack writes
@@ -43,7 +44,8 @@ func TestLogsCarryNoCredentials(t *testing.T) {
 	vars := map[string]string{
 		"DATA_DIR": worldTempDir(t), "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",
 		"ORIGINATOR_ADDR": "127.0.0.1:0", "SEARCHER_ADDR": "127.0.0.1:0", "ORDERFLOW_ADDR": "127.0.0.1:0",
-		"DEV_BLOCK_INTERVAL": "500ms", "CHAIN_ADDR": "127.0.0.1:0", "KAFKA_BROKERS": strings.Join(testBroker(t).Addrs(), ","),
+		"DEV_BLOCK_INTERVAL": "500ms", "CHAIN_ADDR": "127.0.0.1:0", "KAFKA_BROKERS": strings.Join(kafkatest.Shared(t), ","),
+		"DATABASE_URL": sharedDatabase(t),
 	}
 	cfg, err := ConfigFromEnv(config.FromMap(vars))
 	if err != nil {

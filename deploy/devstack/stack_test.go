@@ -23,6 +23,7 @@ import (
 	"blockspace.exchange/platform/httpx"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/poll"
+	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/topics"
 )
 
@@ -49,7 +50,10 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 		vars[k] = v
 	}
 	if vars["KAFKA_BROKERS"] == "" && vars["EMBEDDED_KAFKA"] == "" {
-		vars["KAFKA_BROKERS"] = strings.Join(testBroker(t).Addrs(), ",")
+		vars["KAFKA_BROKERS"] = strings.Join(kafkatest.Shared(t), ",")
+	}
+	if _, set := vars["DATABASE_URL"]; !set {
+		vars["DATABASE_URL"] = sharedDatabase(t)
 	}
 	cfg, err := ConfigFromEnv(config.FromMap(vars))
 	if err != nil {
@@ -85,21 +89,37 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	return r
 }
 
-// brokers holds each test's Apache Kafka broker, so that a test which
-// restarts its stack finds the log it left.
-var brokers sync.Map // testing.TB → *kafkatest.Broker
+// privatePostgres is the environment of a stack that starts a PostgreSQL
+// cluster of its own in its data directory, as make run does, for a test
+// that stops it or reads its process.
+var privatePostgres = map[string]string{"DATABASE_URL": ""}
 
-// testBroker returns t's broker, starting it on first use.
-func testBroker(t *testing.T) *kafkatest.Broker {
+// sharedDatabase returns the URL of a new empty database on the test
+// binary's shared PostgreSQL server, dropped when t ends. A stack started
+// on it migrates it, as it does its private cluster, and takes no
+// cluster start of its own.
+func sharedDatabase(t *testing.T) string {
 	t.Helper()
-	if b, ok := brokers.Load(t); ok {
-		return b.(*kafkatest.Broker)
+	databases.Lock()
+	defer databases.Unlock()
+	if url, ok := databases.m[t]; ok {
+		return url // a test that restarts its stack finds its data
 	}
-	b := kafkatest.StartBroker(t)
-	brokers.Store(t, b)
-	t.Cleanup(func() { brokers.Delete(t) })
-	return b
+	url := pgtest.New(t, nil).Config().ConnString()
+	databases.m[t] = url
+	t.Cleanup(func() {
+		databases.Lock()
+		defer databases.Unlock()
+		delete(databases.m, t)
+	})
+	return url
 }
+
+// databases holds each test's database on the shared server.
+var databases = struct {
+	sync.Mutex
+	m map[*testing.T]string
+}{m: map[*testing.T]string{}}
 
 type reply struct {
 	status int
@@ -184,7 +204,7 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 }
 
 func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
-	s := startStack(t, worldTempDir(t))
+	s := startStackWith(t, worldTempDir(t), privatePostgres)
 	base := s.Addresses().REST
 	if r := call(t, "GET", base+"/api/v1/p/tokens"); r.status != 200 {
 		t.Fatalf("before: %d", r.status)
@@ -209,7 +229,7 @@ func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
 
 func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
 	dir := worldTempDir(t)
-	first := startStack(t, dir)
+	first := startStackWith(t, dir, privatePostgres)
 	ctx := context.Background()
 	var applied int
 	if err := first.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied == 0 {
@@ -234,7 +254,7 @@ func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
 		t.Fatalf("postgres %d still runs after shutdown", pgPid)
 	}
 
-	second := startStack(t, dir)
+	second := startStackWith(t, dir, privatePostgres)
 	var again int
 	if err := second.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&again); err != nil || again != applied {
 		t.Fatalf("migrations after restart: %d, want %d (%v)", again, applied, err)

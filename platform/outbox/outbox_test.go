@@ -27,7 +27,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 // TestRelayRepublishesToTheSlotsPartition leaves a slot command and a
 // ledger command in the outbox: the relay publishes the slot command to

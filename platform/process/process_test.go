@@ -15,7 +15,7 @@ import (
 	"blockspace.exchange/platform/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 func TestReadCommonNamesEveryMissingVariable(t *testing.T) {
 	r := config.FromMap(map[string]string{"ENVIRONMENT": "nowhere", "LOG_LEVEL": "loud", "KAFKA_COMPRESSION": "brotli"})
@@ -62,9 +62,8 @@ func TestReadCommonTakesTheDevClock(t *testing.T) {
 
 func TestBootServesReadinessAndStopsCleanly(t *testing.T) {
 	pool := pgtest.New(t, nil)
-	broker := kafkatest.StartBroker(t)
 	common := ReadCommon(config.FromMap(map[string]string{
-		"DATABASE_URL": pool.Config().ConnString(), "KAFKA_BROKERS": broker.Addrs()[0], "ADMIN_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": pool.Config().ConnString(), "KAFKA_BROKERS": kafkatest.Shared(t)[0], "ADMIN_ADDR": "127.0.0.1:0",
 	}), Needs{Postgres: true, Kafka: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := Boot(ctx, "test", common, Needs{Postgres: true, Kafka: true})

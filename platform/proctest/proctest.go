@@ -5,23 +5,103 @@ package proctest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 )
 
 // Build builds the main package pkg (a path as `go build` takes it, from
-// the test's directory) into the test's temporary directory and returns
-// the binary's path.
+// the test's directory) and returns the binary's path. Each package is
+// built once per test binary, since linking a service takes seconds of
+// CPU, into a directory its tests share (RemoveBuilds removes it). Tests
+// only run the binary, so one copy serves all of them, at once too.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	abs, err := filepath.Abs(pkg)
+	if err != nil {
+		t.Fatalf("go build %s: %v", pkg, err)
 	}
-	return bin
+	b := builds.of(abs)
+	b.once.Do(func() { b.path, b.err = goBuild(pkg, abs) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// builds are the binaries this test binary has built, by package
+// directory, in dir. It is the package's only mutable state.
+var builds = buildSet{m: map[string]*build{}}
+
+type buildSet struct {
+	mu  sync.Mutex
+	dir string
+	m   map[string]*build
+}
+
+// build is one package's binary, built on first use.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// of returns the build of the package in pkgDir, new on first use.
+func (bs *buildSet) of(pkgDir string) *build {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	b, ok := bs.m[pkgDir]
+	if !ok {
+		b = &build{}
+		bs.m[pkgDir] = b
+	}
+	return b
+}
+
+// directory returns the directory binaries are built into, made on first
+// use.
+func (bs *buildSet) directory() (string, error) {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if bs.dir == "" {
+		dir, err := os.MkdirTemp("", "proctest-")
+		if err != nil {
+			return "", err
+		}
+		bs.dir = dir
+	}
+	return bs.dir, nil
+}
+
+// goBuild builds pkg, whose directory is pkgDir, into the shared
+// directory, under a name of its own for each package directory.
+func goBuild(pkg, pkgDir string) (string, error) {
+	dir, err := builds.directory()
+	if err != nil {
+		return "", fmt.Errorf("go build %s: %w", pkg, err)
+	}
+	sum := sha256.Sum256([]byte(pkgDir))
+	bin := filepath.Join(dir, fmt.Sprintf("%s-%x", filepath.Base(pkgDir), sum[:4]))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
+
+// RemoveBuilds removes the binaries Build made. Call it after the tests,
+// from TestMain (pgtest.Main(m, proctest.RemoveBuilds)).
+func RemoveBuilds() {
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+		builds.dir, builds.m = "", map[string]*build{}
+	}
 }
 
 // Start starts bin with the test's environment plus env (NAME=value). The

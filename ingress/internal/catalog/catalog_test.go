@@ -20,6 +20,8 @@ import (
 	"blockspace.exchange/topics"
 )
 
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
 func open(f topics.Family, slot uint64) topics.MarketOpen {
 	m := topics.MarketOpen{Slot: slot, Family: f, PriceStep: "0.0001", MinPrice: "0.0001", MaxPrice: "100",
 		SellerUserID: 1, SellerAccountID: 2, TotalPreconf: 100, BuyFeeRate: "0.001"}

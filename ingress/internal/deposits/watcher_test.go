@@ -28,7 +28,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 type env struct {
 	sim      *simulated.Backend

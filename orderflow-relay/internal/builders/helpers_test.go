@@ -23,6 +23,7 @@ import (
 
 	"blockspace.exchange/platform/jsonrpc"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres/pgtest"
@@ -30,7 +31,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 var (
 	chainID  = big.NewInt(1337)

@@ -19,12 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/orderflow-relay/internal/inclusions"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/outbox"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler/schema"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 var chainID = big.NewInt(1337)
 

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"blockspace.exchange/platform/jsonrpc"
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/metricstest"
 	of "blockspace.exchange/platform/orderflow"
 	"blockspace.exchange/platform/poll"
@@ -25,7 +26,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 type env struct {
 	store *of.KeyStore

@@ -1,5 +1,12 @@
-// Package kafkatest holds helpers for tests that start a real Apache Kafka
+// Package kafkatest holds helpers for tests that run on a real Apache Kafka
 // broker and read what a service published to it.
+//
+// Start and Shared give a test the binary's shared broker, started on first
+// use and emptied for each test that takes it (tests take it one at a
+// time). StartBroker starts a broker of the test's own, for tests that
+// stop, kill, pause or restart it, or change its partitions. Wire Main (or
+// pgtest.Main with StopShared) into TestMain so that the shared broker is
+// stopped and its files removed at the end.
 package kafkatest
 
 import (
@@ -13,14 +20,18 @@ import (
 	"blockspace.exchange/platform/kafka"
 )
 
-// Start starts a real Apache Kafka broker of the test's own (see
-// StartBroker) holding the topics of the catalog, and returns a client of
-// it that publishes without linger, as the services' producers do, and the
-// broker's addresses.
+// Start returns a client of the test binary's shared Apache Kafka broker,
+// emptied for the test (see Shared), that publishes without linger, as
+// the services' producers do, and the broker's addresses.
 func Start(t testing.TB) (*kgo.Client, []string) {
 	t.Helper()
-	b := StartBroker(t)
-	return b.Client(t), b.Addrs()
+	addrs := Shared(t)
+	cl, err := kafka.NewClient(kafka.Config{Brokers: addrs}, kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl, addrs
 }
 
 // ReadToEnd returns every committed record of topic below the last stable

@@ -15,14 +15,16 @@ import (
 
 const topic = "kafkatest"
 
+func TestMain(m *testing.M) { Main(m) }
+
 // manual has a writer put each record on the partition it names.
 func manual() kgo.Opt { return kgo.RecordPartitioner(kgo.ManualPartitioner()) }
 
 func start(t *testing.T) (*kgo.Client, []string) {
 	t.Helper()
 	ctx := testContext(t)
-	b := StartBroker(t)
-	cl, err := kafka.NewClient(kafka.Config{Brokers: b.Addrs()}, manual())
+	brokers := Shared(t)
+	cl, err := kafka.NewClient(kafka.Config{Brokers: brokers}, manual())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,7 @@ func start(t *testing.T) (*kgo.Client, []string) {
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 3, -1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	return cl, b.Addrs()
+	return cl, brokers
 }
 
 func testContext(t *testing.T) context.Context {

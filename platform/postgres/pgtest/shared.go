@@ -36,12 +36,16 @@ func sharedServer(t testing.TB) *Instance {
 	return shared.srv
 }
 
-// Main runs the tests and then stops the shared cluster and removes its
-// files. Call it from TestMain:
+// Main runs the tests, then the functions after (kafkatest.StopShared,
+// say), then stops the shared cluster and removes its files. Call it from
+// TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if shared.srv != nil {
 		shared.srv.close()
 	}

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/query-api/internal/tradingreads"
 	"blockspace.exchange/settler/schema"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 // The positions query reads the caller's positions from the settler's
 // table, never another user's, filtered by family and instrument, newest

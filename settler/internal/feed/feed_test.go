@@ -23,7 +23,7 @@ import (
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
