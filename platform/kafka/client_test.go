@@ -150,7 +150,7 @@ func TestProducedBatchesCarryTheConfiguredCodec(t *testing.T) {
 }
 
 func TestPingFailsWhenTheBrokerIsGone(t *testing.T) {
-	e := startApache(t)
+	e := startOwnApache(t)
 	cl := newTestClient(t, e)
 	if err := Ping(testContext(t), cl); err != nil {
 		t.Fatalf("ping a running broker: %v", err)

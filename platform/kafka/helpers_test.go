@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -10,8 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"blockspace.exchange/platform/kafka/kraft"
+	"blockspace.exchange/platform/kafka/kraft/krafttest"
 	"blockspace.exchange/topics"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	krafttest.StopShared()
+	os.Exit(code)
+}
 
 // testContext bounds a test so a broken broker fails it instead of hanging.
 func testContext(t *testing.T) context.Context {
@@ -40,10 +48,22 @@ func (c kfakeCluster) Addrs() []string { return c.ListenAddrs() }
 // broker is what tests need of either broker: where it listens.
 type broker interface{ Addrs() []string }
 
-// startApache starts a single-node Apache Kafka broker of the test's own
-// (the broker the exchange runs on in production), killed when the test
-// ends. kafkatest.StartBroker cannot be used here: it imports this package.
-func startApache(t *testing.T) *kraft.Cluster {
+// startApache returns the test binary's shared Apache Kafka broker (the
+// broker the exchange runs on in production), emptied of every topic for
+// the test. kafkatest cannot serve here: it imports this package.
+func startApache(t *testing.T) broker {
+	t.Helper()
+	return addrs(krafttest.Shared(t, nil))
+}
+
+// addrs is a broker known by its addresses.
+type addrs []string
+
+func (a addrs) Addrs() []string { return a }
+
+// startOwnApache starts a single-node Apache Kafka broker of the test's
+// own, which it may kill; it is killed when the test ends.
+func startOwnApache(t *testing.T) *kraft.Cluster {
 	t.Helper()
 	c, err := kraft.Start(testContext(t), kraft.TestConfig(t.TempDir()))
 	if err != nil {
