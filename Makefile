@@ -5,11 +5,17 @@
 MODULES := topics platform settler ingress matcher orderflow-relay query-api deploy
 GO      ?= go
 # -race doubles run time; deploy/devstack, the longest package with the
-# production shape's drills, stays well within the timeout.
-TESTFLAGS ?= -race -count=1 -timeout 30m
+# production shape's drills, stays well within the timeout. -vet=off: the
+# full go vet of every module ran just before, in test-gowork-off.
+TESTFLAGS ?= -race -count=1 -timeout 30m -vet=off
+# The packages that take longest come first: go test starts packages in
+# the order given, -p at a time, so a long one listed late runs alone at
+# the end (make test-times shows where the time goes).
+SLOW_PACKAGES := ./deploy/devstack ./ingress ./settler ./platform/orderflow ./matcher/internal/kafkaloop \
+	./orderflow-relay/internal/builders ./platform/kafka ./platform/outbox ./deploy
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run run-kafka run-cluster build-exchange test deps test-go test-gowork-off test-e2e lint bench fuzz fuzz-api tidy
+.PHONY: run run-kafka run-cluster build-exchange test deps test-go test-times test-gowork-off test-e2e lint bench fuzz fuzz-api tidy
 
 # run installs the PostgreSQL server binaries the private cluster needs
 # when they are missing, then builds and starts the stack. The stack is
@@ -63,8 +69,18 @@ deps:
 # Modules that hold no Go package yet are passed over.
 CODE_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 
+TEST_PACKAGES = $(SLOW_PACKAGES) $(foreach m,$(CODE_MODULES),./$(m)/...)
+
 test-go:
-	$(GO) test $(TESTFLAGS) $(foreach m,$(CODE_MODULES),./$(m)/...)
+	$(GO) test $(TESTFLAGS) $(TEST_PACKAGES)
+
+# test-times runs the Go tests as test-go does and prints every package's
+# wall time and the slowest tests (deploy/cmd/testtimes); the events stay
+# in .cache/test-times.json.
+test-times:
+	@mkdir -p .cache
+	$(GO) test -json $(TESTFLAGS) $(TEST_PACKAGES) > .cache/test-times.json; status=$$?; \
+		$(GO) run ./deploy/cmd/testtimes .cache/test-times.json; exit $$status
 
 # End-to-end tests with outside clients (Node's test runner in deploy/e2e);
 # they start the dev stack themselves, after the Go tests.
