@@ -27,6 +27,7 @@ func DefaultConfig() Config {
 		BuilderBatch:        builders.DefaultBatch,
 		BackrunWait:         builders.DefaultBackrunWait,
 		BuilderRetry:        builders.DefaultRetryFor,
+		BuilderGroup:        builders.DefaultGroup,
 		ChainPoll:           inclusions.DefaultPoll,
 		RefundConfirmations: DefaultRefundConfirmations,
 	}
@@ -50,6 +51,7 @@ func (c Config) FromEnv(r *config.Reader) Config {
 	c.BuilderBatch = r.Int("BUILDER_BATCH", c.BuilderBatch, 1, 1000)
 	c.BackrunWait = r.Duration("BACKRUN_WAIT", c.BackrunWait, 100*time.Millisecond, 5*time.Minute)
 	c.BuilderRetry = r.Duration("BUILDER_RETRY", c.BuilderRetry, 100*time.Millisecond, 5*time.Minute)
+	c.BuilderGroup = r.String("ORDERFLOW_RELAY_GROUP", c.BuilderGroup)
 	c.ChainRPCURL = r.String("CHAIN_RPC_URL", c.ChainRPCURL)
 	c.ChainPoll = r.Duration("CHAIN_POLL", c.ChainPoll, 10*time.Millisecond, time.Minute)
 	c.RefundConfirmations = uint64(r.Int("REFUND_CONFIRMATIONS", int(c.RefundConfirmations), 0, 1000))

@@ -17,14 +17,14 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8082" || cfg.BuilderBatch != 1 || cfg.RefundConfirmations != 2 || cfg.ChainPoll != 250*time.Millisecond ||
-		cfg.SocketsPerKey != 8 || cfg.MaxSockets != 4096 || cfg.PayerKey != nil {
+		cfg.SocketsPerKey != 8 || cfg.MaxSockets != 4096 || cfg.PayerKey != nil || cfg.BuilderGroup != "orderflow-relay-builders" {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	base := DefaultConfig()
 	base.BuilderBatch = 100
-	r = config.FromMap(map[string]string{"REFUND_CONFIRMATIONS": "0", "BUILDER_URLS": "http://a, http://b"})
+	r = config.FromMap(map[string]string{"REFUND_CONFIRMATIONS": "0", "BUILDER_URLS": "http://a, http://b", "ORDERFLOW_RELAY_GROUP": "relay-b"})
 	cfg = base.FromEnv(r)
-	if err := r.Err(); err != nil || cfg.BuilderBatch != 100 || cfg.RefundConfirmations != 0 || len(cfg.BuilderURLs) != 2 {
+	if err := r.Err(); err != nil || cfg.BuilderBatch != 100 || cfg.RefundConfirmations != 0 || len(cfg.BuilderURLs) != 2 || cfg.BuilderGroup != "relay-b" {
 		t.Errorf("over a base: %+v, %v", cfg, err)
 	}
 	for _, name := range []string{"BUILDER_BATCH", "REFUND_PAYER_KEY", "SEARCHER_SOCKETS_MAX"} {

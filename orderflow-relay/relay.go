@@ -47,6 +47,7 @@ type Config struct {
 	BuilderBatch              int           // BUILDER_BATCH: bundles per request to a builder
 	BackrunWait               time.Duration // BACKRUN_WAIT: how long a backrun waits for its originator transaction
 	BuilderRetry              time.Duration // BUILDER_RETRY: how long a refused send is tried again
+	BuilderGroup              string        // ORDERFLOW_RELAY_GROUP: the forwarding instances' consumer group
 	// ChainRPCURL (CHAIN_RPC_URL) is the node New dials when Deps.Chain
 	// is nil; empty with no Deps.Chain: no inclusion tracking or refunds.
 	ChainRPCURL string
@@ -154,9 +155,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Service, error) {
 	s.feedLag.ListWith(s.feedCl)
 	s.out = outbox.New(deps.Pool, s.producer, deps.Logger.With("component", "outbox"))
 	s.out.Metrics = deps.OutboxMetrics
-	fwdCfg := builders.Config{Batch: cfg.BuilderBatch, BackrunWait: cfg.BackrunWait, RetryFor: cfg.BuilderRetry, Metrics: m.forward}
+	fwdCfg := builders.Config{Group: cfg.BuilderGroup, Batch: cfg.BuilderBatch, BackrunWait: cfg.BackrunWait, RetryFor: cfg.BuilderRetry, Metrics: m.forward}
 	s.fwd = builders.NewForwarder(fwdCfg, deps.Pool, cfg.BuilderURLs, s.out, deps.Logger)
-	s.fwdLag = kafka.NewLag(builders.Group)
+	s.fwdLag = kafka.NewLag(s.fwd.Group())
 	fwdOpts := append(s.fwd.ClientOpts(), kgo.WithHooks(s.fwdLag.Hook()))
 	if s.fwdCl, err = kafka.NewClient(kafka.Config{Brokers: deps.Brokers, ClientID: "orderflow-relay-builders", Compression: deps.KafkaCompression}, fwdOpts...); err != nil {
 		s.Close()

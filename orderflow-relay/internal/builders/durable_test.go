@@ -44,7 +44,7 @@ func rig(t *testing.T) (*kgo.Client, []string, *pgxpool.Pool, *fakeBuilder) {
 func waitConsumed(t *testing.T, cl *kgo.Client) {
 	t.Helper()
 	for _, topic := range []string{topics.OrderflowTxs, topics.OrderflowBundles} {
-		kafkatest.WaitConsumed(t.Context(), t, cl, Group, topic)
+		kafkatest.WaitConsumed(t.Context(), t, cl, DefaultGroup, topic)
 	}
 }
 
@@ -211,11 +211,11 @@ func waitBalanced(t *testing.T, cl *kgo.Client) {
 	t.Helper()
 	adm := kadm.NewClient(cl)
 	poll.Until(t, "the group is balanced over two members", func() bool {
-		groups, err := adm.DescribeGroups(t.Context(), Group)
+		groups, err := adm.DescribeGroups(t.Context(), DefaultGroup)
 		if err != nil {
 			return false
 		}
-		g := groups[Group]
+		g := groups[DefaultGroup]
 		if g.State != "Stable" || len(g.Members) != 2 {
 			return false
 		}

@@ -22,9 +22,9 @@ import (
 	"blockspace.exchange/topics"
 )
 
-// Group is the consumer group of the forwarders: each record is forwarded
-// by one relay instance.
-const Group = "orderflow-relay-builders"
+// DefaultGroup is the consumer group of the forwarders unless Config.Group
+// names another: each record is forwarded by one member of the group.
+const DefaultGroup = "orderflow-relay-builders"
 
 // ClientOpts are the consumer options of the forwarder's Kafka client.
 // Rebalances wait until Run has committed what it forwarded (Run allows
@@ -34,7 +34,7 @@ const Group = "orderflow-relay-builders"
 func (f *Forwarder) ClientOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ConsumeTopics(topics.OrderflowTxs, topics.OrderflowBundles),
-		kgo.ConsumerGroup(Group),
+		kgo.ConsumerGroup(f.cfg.Group),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(100 * time.Millisecond),
@@ -64,6 +64,9 @@ type Config struct {
 	// maxTimestamp (24s, two slots). A bundle no builder accepted by then
 	// becomes FAILED.
 	RetryFor time.Duration
+	// Group is the consumer group of the relay instances that forward
+	// (ORDERFLOW_RELAY_GROUP, DefaultGroup).
+	Group string
 	// Metrics counts the sends by outcome; nil counts nothing.
 	Metrics *Metrics
 }
@@ -88,6 +91,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryFor <= 0 {
 		c.RetryFor = DefaultRetryFor
+	}
+	if c.Group == "" {
+		c.Group = DefaultGroup
 	}
 	return c
 }
@@ -118,6 +124,9 @@ type Forwarder struct {
 	changes []change
 	wake    context.CancelFunc // ends the poll Run waits in
 }
+
+// Group is the consumer group the forwarder's client joins.
+func (f *Forwarder) Group() string { return f.cfg.Group }
 
 // NewForwarder returns a forwarder to the builders at urls that keeps the
 // bundle status events it decides in out; with out nil it keeps and

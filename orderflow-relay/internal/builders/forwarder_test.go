@@ -3,6 +3,7 @@ package builders
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -402,5 +403,22 @@ func TestOriginatorReplacementGroup(t *testing.T) {
 	}
 	if txs, held := b.group(other); held {
 		t.Fatalf("builder grouped open endpoint bundles: %v", txs)
+	}
+}
+
+// The forwarder's client joins the group its configuration names, or
+// DefaultGroup, and the forwarder says which.
+func TestForwarderJoinsTheConfiguredGroup(t *testing.T) {
+	for _, tc := range []struct{ configured, want string }{{"", DefaultGroup}, {"relay-b", "relay-b"}} {
+		f := NewForwarder(Config{Group: tc.configured}, nil, nil, nil, slog.New(slog.DiscardHandler))
+		cl, err := kgo.NewClient(append(f.ClientOpts(), kgo.SeedBrokers("127.0.0.1:1"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cl.OptValue(kgo.ConsumerGroup)
+		cl.Close()
+		if got != tc.want || f.Group() != tc.want {
+			t.Errorf("Group %q: the client joins %v and the forwarder says %q, want %q", tc.configured, got, f.Group(), tc.want)
+		}
 	}
 }
