@@ -3,17 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/kafka/kraft/krafttest"
 	"blockspace.exchange/topics"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	krafttest.StopShared()
+	os.Exit(code)
+}
+
+// startBroker returns the test binary's shared broker, emptied of every
+// topic for the test: a fresh cluster, as far as topicctl can tell.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	return kafkatest.StartBroker(t).Addrs()[0]
+	return krafttest.Shared(t, nil)[0]
 }
 
 func runCommand(t *testing.T, env map[string]string, args ...string) (int, string, string) {
