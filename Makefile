@@ -7,7 +7,11 @@ GO      ?= go
 # -race doubles run time; deploy/devstack, the longest package with the
 # production shape's drills, stays well within the timeout. -vet=off: the
 # full go vet of every module ran just before, in test-gowork-off.
-TESTFLAGS ?= -race -count=1 -timeout 30m -vet=off
+# -parallel 32: the dev stack's tests are parallel, and most of them only
+# wait for their turn on the test binary's shared broker (kafkatest), so a
+# slot each must not keep the drills with brokers of their own from
+# running beside them.
+TESTFLAGS ?= -race -count=1 -timeout 30m -vet=off -parallel 32
 # The packages that take longest come first: go test starts packages in
 # the order given, -p at a time, so a long one listed late runs alone at
 # the end (make test-times shows where the time goes).

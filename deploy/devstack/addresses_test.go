@@ -15,6 +15,7 @@ import (
 // starts anything, with one line that names the variable to change: no
 // panic, no broker or chain error in their own words.
 func TestTakenAddressNamesItsVariable(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestTakenAddressNamesItsVariable(t *testing.T) {
 // With an external broker the stack opens no KAFKA_ADDR, and with
 // CHAIN_ADDR empty it serves no chain: neither is checked.
 func TestUnusedAddressesAreNotChecked(t *testing.T) {
+	t.Parallel()
 	cfg := Config{RESTAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", OriginatorAddr: "127.0.0.1:0", SearcherAddr: "127.0.0.1:0",
 		OrderflowAddr: "127.0.0.1:0", DevBuilderAddr: "127.0.0.1:0", KafkaAddr: "127.0.0.1:9092", KafkaBrokers: []string{"kafka:9092"}}
 	if got := fixedAddresses(cfg); len(got) != 0 {

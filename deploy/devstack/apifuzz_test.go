@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"blockspace.exchange/platform/api"
+	"blockspace.exchange/platform/kafka/kafkatest"
 )
 
 // schemathesisVersion is the version scripts/ensure-schemathesis.sh pins.
@@ -31,9 +33,13 @@ var sessionOps = []string{"refreshLogin", "refreshLoginV1", "logout", "logoutV1"
 // "random" for a new one) set the depth and seed; make fuzz-api runs it
 // longer.
 func TestAPIConformsToOpenAPI(t *testing.T) {
+	t.Parallel()
 	st := schemathesis(t)
 	examples, seed := fuzzSettings(t)
 	s := startStackWith(t, worldTempDir(t), map[string]string{
+		// A broker of its own: the fuzzer runs for minutes, while the
+		// other tests take the shared one in turn.
+		"KAFKA_BROKERS": strings.Join(kafkatest.StartBroker(t).Addrs(), ","),
 		// The fuzzer logs in from one address far faster than any person;
 		// TestLoginIsRateLimited covers the limits themselves.
 		"AUTH_LOGIN_RATE_PER_IP": "1000000", "AUTH_LOGIN_BURST_PER_IP": "1000000",

@@ -170,6 +170,7 @@ func (s *running) count(t *testing.T, table string) int {
 }
 
 func TestWalletLoginRefreshProfileAccountsLogout(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	w := newWallet(t)
@@ -298,6 +299,7 @@ func TestWalletLoginRefreshProfileAccountsLogout(t *testing.T) {
 }
 
 func TestLoginRejections(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"AUTH_LOGIN_BURST_PER_ADDRESS": "100", "AUTH_LOGIN_BURST_PER_IP": "100"})
 	c := client{t: t, base: s.Addresses().REST}
 	w := newWallet(t)
@@ -387,6 +389,7 @@ func TestLoginRejections(t *testing.T) {
 }
 
 func TestRefreshTheftAndUserAgent(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	_, v := newWallet(t).login(t, c)
@@ -425,6 +428,7 @@ func TestRefreshTheftAndUserAgent(t *testing.T) {
 }
 
 func TestPrivateEndpointsNeedABearerToken(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	sess, _ := newWallet(t).login(t, c)
@@ -448,6 +452,7 @@ func TestPrivateEndpointsNeedABearerToken(t *testing.T) {
 }
 
 func TestProfileValidation(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	sess, _ := newWallet(t).login(t, c)
@@ -486,6 +491,7 @@ func TestProfileValidation(t *testing.T) {
 // TestLoginIsRateLimited: challenges for an address spend none of its
 // logins; proven logins do, and the third within the burst is refused.
 func TestLoginIsRateLimited(t *testing.T) {
+	t.Parallel()
 	dir := worldTempDir(t)
 	s := startStackWith(t, dir, map[string]string{"AUTH_LOGIN_RATE_PER_ADDRESS": "1", "AUTH_LOGIN_BURST_PER_ADDRESS": "2"})
 	c := client{t: t, base: s.Addresses().REST}

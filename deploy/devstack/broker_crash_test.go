@@ -45,6 +45,7 @@ var crashAmount = decimal.RequireFromString("0.01")
 // account lost exactly the acknowledged transfers and withdrawals (with
 // their fees), and the ledger audit, quiescent checks included, is clean.
 func TestBrokerKilledWhileTrading(t *testing.T) {
+	t.Parallel()
 	broker := kafkatest.StartBroker(t)
 	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ",")})
 	ctx := t.Context()

@@ -38,6 +38,7 @@ type fillRecord struct {
 // docs/topics.md shows, and holds them equal to the candles read of both
 // families.
 func TestCandlesFromFillsEqualTheRead(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s", "DEMO_VALIDATOR": "false"})
 	c := client{t: t, base: s.Addresses().REST}
 	env := s.cfg.Environment

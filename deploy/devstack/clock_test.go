@@ -33,6 +33,7 @@ func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared) }
 // matcher wrote: market statuses, order events (a trade and an expiry)
 // and fills must be byte for byte the same.
 func TestTwoClocksChangeNoOutcome(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t, schema.Migrations())
 	env, err := environment.Lookup("dev")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // CHAIN_ADDR set but empty keeps the dev chain in-process (no JSON-RPC
 // listener); unset serves it on its default address.
 func TestChainAddrEmptyMeansNotServed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -32,6 +33,7 @@ func TestChainAddrEmptyMeansNotServed(t *testing.T) {
 // DEMO_VALIDATOR takes the booleans every other switch takes, and a value
 // that is none of them stops the start instead of leaving the validator on.
 func TestDemoValidatorIsABool(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		value string
 		want  bool
@@ -63,6 +65,7 @@ func TestDemoValidatorIsABool(t *testing.T) {
 // DEV_BLOCK_INTERVAL is 0 in any spelling (no automatic blocks) or 50ms to
 // 1m; the refusal says that 0 is allowed too.
 func TestDevBlockInterval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		value string
 		want  time.Duration
@@ -98,6 +101,7 @@ func TestDevBlockInterval(t *testing.T) {
 // 4096, as in the relay binary; a value out of range stops the start
 // with a message naming the variable.
 func TestSearcherSocketLimits(t *testing.T) {
+	t.Parallel()
 	cfg, err := ConfigFromEnv(config.FromMap(map[string]string{}))
 	if err != nil {
 		t.Fatal(err)

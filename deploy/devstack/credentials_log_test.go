@@ -40,6 +40,7 @@ func (b *lockedBuffer) String() string {
 // and refund paths, and logout. No log line may contain the API key, the
 // refresh credential or the access token used.
 func TestLogsCarryNoCredentials(t *testing.T) {
+	t.Parallel()
 	logs := &lockedBuffer{}
 	vars := map[string]string{
 		"DATA_DIR": worldTempDir(t), "HTTP_ADDR": "127.0.0.1:0", "ADMIN_ADDR": "127.0.0.1:0", "KAFKA_ADDR": "127.0.0.1:0",

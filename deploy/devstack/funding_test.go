@@ -20,6 +20,7 @@ import (
 // is credited, moved to the trading account and back, withdrawn, paid on
 // chain and confirmed; balances, account transactions and the audit agree.
 func TestFundingEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	_, rpcURL := s.Chain()

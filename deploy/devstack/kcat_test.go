@@ -39,6 +39,7 @@ func kcat(t *testing.T, args ...string) string {
 // records the matcher wrote in its transactions, as the JSON envelopes
 // docs/topics.md describes.
 func TestKcatReadsWhatTheStackWrote(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	broker := s.Addresses().Kafka[0]
 	metadata := kcat(t, "-b", broker, "-L")

@@ -47,6 +47,7 @@ func markets(t *testing.T, url string) []listedMarket {
 // checked only when a read happens to fall in it, since the pipeline may
 // deliver trading_closed and submission_closed in one batch.
 func TestMarketLifecycleInAcceleratedTime(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "400ms"})
 	env := s.cfg.Environment
 	base := s.Addresses().REST

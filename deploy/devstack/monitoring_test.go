@@ -17,6 +17,7 @@ import (
 // services export: a query of a misspelt or removed metric draws an empty
 // panel and an alert that never fires, and nothing else would tell.
 func TestDashboardAndAlertsQueryExportedMetrics(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	a := s.Addresses()
 	// Series labelled by route and method appear with their first request.

@@ -100,6 +100,7 @@ func signed(t *testing.T, i int, nonce uint64, to common.Address, value, tip *bi
 // no step depends on how fast another one was: the block that includes
 // the backrun is made once the builder holds it.
 func TestOrderflowEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"DEV_BLOCK_INTERVAL": "0", "REFUND_CONFIRMATIONS": "1"})
 	defer s.stop()
 	a := s.Addresses().Orderflow

@@ -23,7 +23,11 @@ import (
 // matcher's decision: resting, filled with its fee and price, rejected,
 // cancelled.
 func TestOrderEntryInTheStack(t *testing.T) {
-	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s"})
+	t.Parallel()
+	// The answers are read for the matcher's decision: the longest answer
+	// wait, so that a loaded machine's slower matcher still decides
+	// within it (an answer comes as soon as the decision does).
+	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s", "ORDER_ANSWER_WAIT": "5s"})
 	ctx := t.Context()
 	c := client{t: t, base: s.Addresses().REST}
 	buyer, seller := logIn(t, c, newWallet(t)), logIn(t, c, demoWallet(t))

@@ -40,6 +40,7 @@ type shape struct {
 // of its own, and the ledger audit, quiescent checks included, is clean
 // after them all.
 func TestProductionShape(t *testing.T) {
+	t.Parallel()
 	s := startShape(t)
 	t.Run("the processes export what the dashboard and the alerts query", func(t *testing.T) { s.queriedMetricsExported(t) })
 	t.Run("broker leading a live slot's orders partition killed", func(t *testing.T) { s.brokerLeaderKilled(t) })

@@ -25,6 +25,7 @@ import (
 // move to the buyer, the buyer's account feed is published, and the audit
 // passes. Orders are written and published as ingress does.
 func TestTradeSettlesInTheStack(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s"})
 	ctx := t.Context()
 	c := client{t: t, base: s.Addresses().REST}

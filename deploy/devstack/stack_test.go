@@ -149,6 +149,7 @@ func call(t *testing.T, method, url string) reply {
 }
 
 func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	base := s.Addresses().REST
 	for _, path := range []string{
@@ -204,6 +205,7 @@ func TestStackServesPublicEndpointsThroughOneBase(t *testing.T) {
 }
 
 func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), privatePostgres)
 	base := s.Addresses().REST
 	if r := call(t, "GET", base+"/api/v1/p/tokens"); r.status != 200 {
@@ -228,6 +230,7 @@ func TestStackAnswers503WhilePostgresIsDown(t *testing.T) {
 }
 
 func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
+	t.Parallel()
 	dir := worldTempDir(t)
 	first := startStackWith(t, dir, privatePostgres)
 	ctx := context.Background()
@@ -282,6 +285,7 @@ func TestStackRestartKeepsDataAndAppliesNoMigrationTwice(t *testing.T) {
 // TestOpenAPIMatchesServedRoutes fails when a served route is missing from
 // the OpenAPI document or the document names a route nobody serves.
 func TestOpenAPIMatchesServedRoutes(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	documented, err := api.Routes()
 	if err != nil {

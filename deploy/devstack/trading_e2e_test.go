@@ -35,6 +35,7 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 // transactions and the fee account match amounts computed here from the
 // fee rates, and the ledger audit, quiescent checks included, is clean.
 func TestTradingEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStackWith(t, worldTempDir(t), map[string]string{"SLOT_LENGTH": "1s", "DEMO_VALIDATOR": "false"})
 	c := client{t: t, base: s.Addresses().REST}
 	env := s.cfg.Environment

@@ -13,6 +13,7 @@ import (
 // owners, each user's own read only its own, and a write method on a read
 // path crosses the gateway to ingress, which knows the path.
 func TestTradingReadsThroughOneBase(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, worldTempDir(t))
 	c := client{t: t, base: s.Addresses().REST}
 	alice, _ := newWallet(t).login(t, c)
