@@ -60,7 +60,15 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// The stack's log is kept and shown when the test fails: it says why
+	// a stack stopped answering.
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the dev stack's log ends:\n%s", tail(logs.String(), 80))
+		}
+	})
+	s, err := Start(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -87,6 +95,12 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 	}
 	t.Cleanup(func() { _ = r.stop() })
 	return r
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // privatePostgres is the environment of a stack that starts a PostgreSQL

@@ -34,6 +34,19 @@ func Shared(t testing.TB) []string {
 	return addrs
 }
 
+// Empty empties the shared broker again for t, which holds it (Shared),
+// as Shared did when t took it: the catalog's topics exist and hold no
+// record, no group and no open transaction is left.
+func Empty(t testing.TB) {
+	t.Helper()
+	krafttest.Empty(t, catalog())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := createCatalog(ctx, krafttest.Shared(t, nil)); err != nil {
+		t.Fatalf("kafkatest: create the catalog's topics: %v", err)
+	}
+}
+
 // StopShared stops the shared broker after the tests (krafttest.StopShared).
 // pgtest.Main takes it: pgtest.Main(m, kafkatest.StopShared).
 func StopShared() { krafttest.StopShared() }

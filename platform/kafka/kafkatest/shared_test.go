@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -115,3 +116,31 @@ func transactTopic(t *testing.T, brokers []string, topic, value string) {
 		t.Fatal(err)
 	}
 }
+
+// Empty gives the test that holds the broker an empty one again, on the
+// same addresses; Empty without holding the broker fails the test.
+func TestEmptyEmptiesTheBrokerAgain(t *testing.T) {
+	cl, brokers := Start(t)
+	ctx := testContext(t)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topics.Orders, Value: []byte("first run")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	Empty(t)
+	if got := Shared(t); !slices.Equal(got, brokers) {
+		t.Errorf("after Empty the broker is at %v, before at %v", got, brokers)
+	}
+	if recs := ReadUncommitted(ctx, t, cl, topics.Orders); len(recs) != 0 {
+		t.Errorf("%s holds %d records of the first run", topics.Orders, len(recs))
+	}
+	var stranger fatalRecorder
+	stranger.TB = t
+	done := make(chan struct{})
+	go func() { defer close(done); Empty(&other{&stranger}) }()
+	<-done
+	if !strings.Contains(stranger.msg, "does not hold the shared broker") {
+		t.Errorf("Empty by a test without the broker: %q", stranger.msg)
+	}
+}
+
+// other is a test distinct from the one it wraps.
+type other struct{ *fatalRecorder }

@@ -77,12 +77,32 @@ func Shared(t testing.TB, keep Keep) []string {
 		shared.mu.Unlock()
 		<-shared.turn
 	})
+	empty(t, c, keep)
+	return c.Addrs()
+}
+
+// Empty empties the shared broker again for t, which holds it (Shared),
+// as Shared did when t took it: a test that runs one scenario twice
+// gives each run a broker as new.
+func Empty(t testing.TB, keep Keep) {
+	t.Helper()
+	shared.mu.Lock()
+	holds := shared.holder == t
+	shared.mu.Unlock()
+	if !holds {
+		t.Fatalf("krafttest: Empty by a test that does not hold the shared broker; call Shared first")
+	}
+	empty(t, shared.c, keep)
+}
+
+// empty runs reset on c, failing t with the broker's log when it fails.
+func empty(t testing.TB, c *kraft.Cluster, keep Keep) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), resetTimeout)
 	defer cancel()
 	if err := reset(ctx, c.Addrs(), keep); err != nil {
 		t.Fatalf("krafttest: empty the shared broker: %v\n%s", err, c.Node(1).LogTail(40))
 	}
-	return c.Addrs()
 }
 
 // sharedCluster returns the binary's broker, starting it on first use.
