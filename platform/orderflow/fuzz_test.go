@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -153,14 +152,12 @@ type blobPoolOf struct {
 	cellProofs  []kzg4844.Proof
 }
 
-// blobPool computes DefaultMaxBlobs+1 blobs once: the KZG work is most
-// of a fuzz run's set-up.
+// blobPool is the fixtures' blobs with their KZG material.
 func blobPool(t testing.TB) blobPoolOf {
-	v0 := blobSidecar(t, DefaultMaxBlobs+1, types.BlobSidecarVersion0)
-	p := blobPoolOf{blobs: v0.Blobs, commitments: v0.Commitments, blobProofs: slices.Clone(v0.Proofs)}
-	if err := v0.ToV1(); err != nil {
-		t.Fatal(err)
+	var p blobPoolOf
+	for i, f := range blobFixtures(t) {
+		p.blobs, p.commitments = append(p.blobs, testBlob(i)), append(p.commitments, f.Commitment)
+		p.blobProofs, p.cellProofs = append(p.blobProofs, f.Proof), append(p.cellProofs, f.CellProofs...)
 	}
-	p.cellProofs = v0.Proofs
 	return p
 }
