@@ -97,6 +97,8 @@ func FuzzDecodeBlobTx(f *testing.F) {
 	f.Add(uint8(0), uint8(0), uint16(0), uint8(0), uint8(1), uint8(0), uint8(0))
 	f.Add(uint8(1), uint8(1), uint16(1), uint8(1), uint8(2), uint8(0), uint8(0))
 	f.Add(uint8(2), uint8(2), uint16(2), uint8(2), uint8(0), uint8(1), uint8(1))
+	const tooMany = DefaultMaxBlobs + 1
+	f.Add(uint8(tooMany), uint8(tooMany), uint16(tooMany*kzg4844.CellProofsPerBlob), uint8(tooMany), uint8(1), uint8(0), uint8(0))
 	pool := blobPool(f)
 	f.Fuzz(func(t *testing.T, blobs, commitments uint8, proofs uint16, hashes, version, shift, hashShift uint8) {
 		sc := &types.BlobTxSidecar{Version: version}
