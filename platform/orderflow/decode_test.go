@@ -210,6 +210,55 @@ func TestDecodeTxRejects(t *testing.T) {
 	}
 }
 
+// TestDecodeTxCountsBeforeProofs: a sidecar whose counts are wrong (more
+// blobs than a transaction takes, a blob without its commitment, proofs
+// not one a blob or CellProofsPerBlob a blob) is refused for its counts
+// however wrong its proofs are: the counts are checked before any proof
+// is verified, so input out of range never buys the dearest check. Every
+// proof here is the point at infinity, which proves none of the test
+// blobs, as the first two cases show with the counts right.
+func TestDecodeTxCountsBeforeProofs(t *testing.T) {
+	v0, v1 := types.BlobSidecarVersion0, types.BlobSidecarVersion1
+	cases := []struct {
+		name    string
+		blobs   int
+		version byte
+		edit    func(b *types.BlobTx, sc *types.BlobTxSidecar)
+		want    string
+	}{
+		{"counts right, blob proofs", 1, v0, nil, "blob 0: its KZG proof does not verify against its commitment"},
+		{"counts right, cell proofs", 1, v1, nil, "blob cell proofs do not verify against the commitments"},
+		{"ten blobs, blob proofs", DefaultMaxBlobs + 1, v0, nil, "10 blobs, at most 9"},
+		{"ten blobs, cell proofs", DefaultMaxBlobs + 1, v1, nil, "10 blobs, at most 9"},
+		{"a blob more than commitments", 2, v1, func(b *types.BlobTx, sc *types.BlobTxSidecar) {
+			b.BlobHashes, sc.Commitments = b.BlobHashes[:1], sc.Commitments[:1]
+		}, "blob sidecar has 2 blobs for 1 commitments"},
+		{"a blob proof missing", 2, v0, func(_ *types.BlobTx, sc *types.BlobTxSidecar) { sc.Proofs = sc.Proofs[:1] },
+			"blob sidecar has 1 proofs for 2 blobs"},
+		{"a cell proof missing", 2, v1, func(_ *types.BlobTx, sc *types.BlobTxSidecar) { sc.Proofs = sc.Proofs[:len(sc.Proofs)-1] },
+			"blob sidecar has 255 cell proofs for 2 blobs, want 256"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := blobSidecar(t, c.blobs, c.version)
+			for i := range sc.Proofs {
+				sc.Proofs[i] = kzg4844.Proof{0xc0}
+			}
+			b := blobTxWith(sc)
+			if c.edit != nil {
+				c.edit(b, sc)
+			}
+			// DecodeTx, not DecodeRawTx: ten blobs with their cell proofs
+			// are more bytes than the raw form may take, refused before
+			// decoding.
+			_, err := DecodeTx(hexutil.MustDecode(sign(t, testChain, b)), testRules())
+			if err == nil || !IsTxError(err) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a TxError containing %q", err, c.want)
+			}
+		})
+	}
+}
+
 // TestDecodeBlobTxWithSidecar: a blob transaction sent with its blobs,
 // commitments and proofs (one proof a blob, or the cell proofs of the
 // Fusaka network form) is accepted up to the most blobs a block takes;

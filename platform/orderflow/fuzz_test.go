@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -98,6 +97,8 @@ func FuzzDecodeBlobTx(f *testing.F) {
 	f.Add(uint8(0), uint8(0), uint16(0), uint8(0), uint8(1), uint8(0), uint8(0))
 	f.Add(uint8(1), uint8(1), uint16(1), uint8(1), uint8(2), uint8(0), uint8(0))
 	f.Add(uint8(2), uint8(2), uint16(2), uint8(2), uint8(0), uint8(1), uint8(1))
+	const tooMany = DefaultMaxBlobs + 1
+	f.Add(uint8(tooMany), uint8(tooMany), uint16(tooMany*kzg4844.CellProofsPerBlob), uint8(tooMany), uint8(1), uint8(0), uint8(0))
 	pool := blobPool(f)
 	f.Fuzz(func(t *testing.T, blobs, commitments uint8, proofs uint16, hashes, version, shift, hashShift uint8) {
 		sc := &types.BlobTxSidecar{Version: version}
@@ -153,14 +154,12 @@ type blobPoolOf struct {
 	cellProofs  []kzg4844.Proof
 }
 
-// blobPool computes DefaultMaxBlobs+1 blobs once: the KZG work is most
-// of a fuzz run's set-up.
+// blobPool is the fixtures' blobs with their KZG material.
 func blobPool(t testing.TB) blobPoolOf {
-	v0 := blobSidecar(t, DefaultMaxBlobs+1, types.BlobSidecarVersion0)
-	p := blobPoolOf{blobs: v0.Blobs, commitments: v0.Commitments, blobProofs: slices.Clone(v0.Proofs)}
-	if err := v0.ToV1(); err != nil {
-		t.Fatal(err)
+	var p blobPoolOf
+	for i, f := range blobFixtures(t) {
+		p.blobs, p.commitments = append(p.blobs, testBlob(i)), append(p.commitments, f.Commitment)
+		p.blobProofs, p.cellProofs = append(p.blobProofs, f.Proof), append(p.cellProofs, f.CellProofs...)
 	}
-	p.cellProofs = v0.Proofs
 	return p
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/holiman/uint256"
 )
 
@@ -66,33 +65,6 @@ func setCodeTx(t testing.TB) *types.SetCodeTx {
 	}
 	return &types.SetCodeTx{ChainID: uint256.MustFromBig(testChain), Nonce: 2, GasTipCap: uint256.NewInt(1e9), GasFeeCap: uint256.NewInt(50e9),
 		Gas: 60000, To: testTo, Value: uint256.NewInt(0), AuthList: []types.SetCodeAuthorization{auth}}
-}
-
-// blobSidecar returns a sidecar of n distinct blobs with their
-// commitments and proofs: one proof a blob (version 0), or the cell
-// proofs of version 1.
-func blobSidecar(t testing.TB, n int, version byte) *types.BlobTxSidecar {
-	t.Helper()
-	sc := &types.BlobTxSidecar{Version: types.BlobSidecarVersion0}
-	for i := range n {
-		var blob kzg4844.Blob
-		blob[1] = byte(i + 1) // a field element with a zero top byte is canonical
-		c, err := kzg4844.BlobToCommitment(&blob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := kzg4844.ComputeBlobProof(&blob, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc.Blobs, sc.Commitments, sc.Proofs = append(sc.Blobs, blob), append(sc.Commitments, c), append(sc.Proofs, p)
-	}
-	if version == types.BlobSidecarVersion1 {
-		if err := sc.ToV1(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return sc
 }
 
 // blobTxWith is blobTx carrying sc and the blob hashes of its commitments.
