@@ -81,7 +81,7 @@ test-go:
 # test-times runs the Go tests as test-go does and prints every package's
 # wall time and the slowest tests (deploy/cmd/testtimes); the events stay
 # in .cache/test-times.json.
-test-times:
+test-times: deps
 	@mkdir -p .cache
 	$(GO) test -json $(TESTFLAGS) $(TEST_PACKAGES) > .cache/test-times.json; status=$$?; \
 		$(GO) run ./deploy/cmd/testtimes .cache/test-times.json; exit $$status
