@@ -2,6 +2,7 @@ package ingress_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -24,9 +25,14 @@ func TestRevokedSessionsAccessTokensStopWorking(t *testing.T) {
 	}
 	s.handler = svc.Handler()
 	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = svc.Run(ctx) }()
-	defer func() { stop(); <-done }()
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("service Run: %v", err)
+		}
+	}()
 
 	update := func(token string) reply {
 		return s.post("/api/v1/user/update", map[string]string{"displayName": "Bob"}, false, bearer(token))

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -75,9 +76,15 @@ func newHarnessWith(t testing.TB, cfg Config, deps Deps) *harness {
 	h.http = httptest.NewServer(h.srv)
 	h.url = "ws" + strings.TrimPrefix(h.http.URL, "http")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = h.srv.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; h.http.Close() })
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("server Run: %v", err)
+		}
+		h.http.Close()
+	})
 	return h
 }
 
