@@ -29,9 +29,12 @@ import (
 func newAuthService(t *testing.T, pool *pgxpool.Pool, key *ecdsa.PrivateKey) (*ingress.Service, error) {
 	t.Helper()
 	env, _ := environment.Lookup("dev")
+	// The signing keys are reloaded less often than a test waits
+	// (poll.Timeout), so what a test sees change was not brought about by
+	// a reload of the keys.
 	return ingress.New(t.Context(), ingress.Config{Environment: env, MaxInFlight: 64, Auth: ingress.AuthConfig{
 		SigningKey: key, Product: "Test", AccessTTL: time.Hour, SessionTTL: time.Hour, NonceTTL: time.Minute,
-		RatePerIP: ingress.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: ingress.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Minute,
+		RatePerIP: ingress.Rate{PerMinute: 1000, Burst: 1000}, RatePerAddress: ingress.Rate{PerMinute: 1000, Burst: 1000}, KeysRefresh: time.Hour,
 	}}, ingress.Deps{Pool: pool, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DBErr: func() error { return nil }})
 }
 

@@ -1,6 +1,7 @@
 package ingress_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"blockspace.exchange/ingress"
 	"blockspace.exchange/platform/config"
 	"blockspace.exchange/platform/kafka"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/topics"
 )
 
@@ -71,38 +73,87 @@ type typed struct {
 	payload any
 }
 
-// waitCommand returns the envelope and payload of the newest command of
-// typ once ingress published one more than had.
-func waitCommand[T any](h *harness, typ string, had int) (topics.Envelope, T) {
-	h.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cmds := h.commandsOf(typ); len(cmds) > had {
-			return decodeCommand[T](h.t, cmds[len(cmds)-1])
-		}
+// replica starts another ingress service on h's database and broker, as
+// replicas of ingress run, with options of its own; it runs until t ends.
+func (h *harness) replica(t testing.TB, o harnessOptions) *harness {
+	t.Helper()
+	cl, err := kafka.NewClient(kafka.Config{Brokers: h.brokers})
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.t.Fatalf("no new %s command", typ)
-	panic("unreachable")
+	t.Cleanup(cl.Close)
+	r := &harness{t: t, pool: h.pool, broker: h.broker, brokers: h.brokers, kcl: cl, key: h.key, signer: h.signer}
+	r.startService(o)
+	r.waitReady()
+	return r
+}
+
+// commandFeed follows the orders topic from its start with one client of
+// its own, so that waiting for a command costs the fetches that bring it
+// and not a read of the whole topic.
+type commandFeed struct {
+	cl *kgo.Client
+	// unread are the commands read and not yet handed out, by type, in
+	// the order they came.
+	unread map[string][]*kgo.Record
+}
+
+func newCommandFeed(h *harness) *commandFeed {
+	h.t.Helper()
+	cl, err := kafka.NewReader(h.kcl, kgo.ConsumeTopics(topics.Orders), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(cl.Close)
+	return &commandFeed{cl: cl, unread: map[string][]*kgo.Record{}}
+}
+
+// nextCommand returns the envelope and payload of the first command of
+// typ that f has not handed out yet, reading on until one comes.
+func nextCommand[T any](t testing.TB, f *commandFeed, typ string) (topics.Envelope, T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), poll.Timeout)
+	defer cancel()
+	for len(f.unread[typ]) == 0 {
+		fetches := f.cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("no new %s command: %v", typ, err)
+		}
+		if err := fetches.Err(); err != nil {
+			t.Fatalf("read %s: %v", topics.Orders, err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			got, _, _ := kafka.RecordType(r)
+			f.unread[got] = append(f.unread[got], r)
+		})
+	}
+	r := f.unread[typ][0]
+	f.unread[typ] = f.unread[typ][1:]
+	return decodeCommand[T](t, r)
 }
 
 // TestAnswersCarryTheMatchersDecision: a place or cancel answer waits for
 // the matcher's decision on order-events and shows it once the
 // transaction that carries it commits; an aborted transaction is never
 // shown, and without a decision in time the answer is the pending one.
+// Answers wait for a decision as long as a test waits for anything
+// (poll.Timeout), so the stand-in's decisions are never late however slow
+// the machine; the pending answer is shown by a replica of the service
+// that waits briefly for a decision that never comes.
 func TestAnswersCarryTheMatchersDecision(t *testing.T) {
-	const wait = 3 * time.Second
-	h := newMarketsHarness(t, harnessOptions{orders: ingress.OrderEntryConfig{AnswerWait: wait}})
+	h := newMarketsHarness(t, harnessOptions{orders: ingress.OrderEntryConfig{AnswerWait: poll.Timeout}})
 	m := newMatcherStandIn(h)
+	feed := newCommandFeed(h)
 	u := h.newUser("0x00000000000000000000000000000000000a11ce", "0")
 	h.fund(u.preconf, "10")
 
-	// placeDecided places body in the background and, once ingress has
-	// published the command, has the stand-in answer it with events.
-	placeDecided := func(body string, decide func(topics.Envelope, topics.OrderPlace)) map[string]any {
+	// placeDecided places body for u on h in the background and, once
+	// ingress has published the command, has decide answer it.
+	placeDecided := func(t *testing.T, h *harness, feed *commandFeed, u user, body string, decide func(topics.Envelope, topics.OrderPlace)) map[string]any {
 		t.Helper()
-		had := len(h.commandsOf(topics.TypeOrderPlace))
 		answered := make(chan answer, 1)
 		go func() { answered <- h.place(u, topics.WholeBlock, body) }()
-		e, cmd := waitCommand[topics.OrderPlace](h, topics.TypeOrderPlace, had)
+		e, cmd := nextCommand[topics.OrderPlace](t, feed, topics.TypeOrderPlace)
 		decide(e, cmd)
 		list := orders(t, <-answered)
 		if len(list) != 1 || list[0]["orderId"] != float64(cmd.OrderID) {
@@ -117,7 +168,7 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 	}
 
 	t.Run("filled: the fill, its fee and price", func(t *testing.T) {
-		got := placeDecided(order(u.preconf, wbOpen, true, 2, "1", "0.5", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
+		got := placeDecided(t, h, feed, u, order(u.preconf, wbOpen, true, 2, "1", "0.5", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
 			// What an aborted transaction said never reaches the answer.
 			code := topics.CodeInsufficientPosition
 			rejected := event(e, cmd, topics.OrderStatusError, "0")
@@ -134,7 +185,7 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 		}
 	})
 	t.Run("rejected: the matcher's code and message", func(t *testing.T) {
-		got := placeDecided(order(u.preconf, wbOpen, false, 2, "1", "0.9", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
+		got := placeDecided(t, h, feed, u, order(u.preconf, wbOpen, false, 2, "1", "0.9", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
 			code := topics.CodeInsufficientPosition
 			rejected := event(e, cmd, topics.OrderStatusError, "0")
 			rejected.ErrorCode, rejected.Message = &code, "no position to sell"
@@ -146,7 +197,7 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 	})
 	var resting int64
 	t.Run("resting", func(t *testing.T) {
-		got := placeDecided(order(u.preconf, wbOpen, true, 2, "1", "0.1", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
+		got := placeDecided(t, h, feed, u, order(u.preconf, wbOpen, true, 2, "1", "0.1", ""), func(e topics.Envelope, cmd topics.OrderPlace) {
 			m.write(slotOpen, true, typed{topics.TypeOrderAccepted, event(e, cmd, topics.OrderStatusOnBook, "0")})
 		})
 		if got["status"] != float64(topics.OrderStatusOnBook) || got["fees"] != "0" || got["averageTradePrice"] != nil {
@@ -155,20 +206,23 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 		resting = int64(got["orderId"].(float64))
 	})
 	t.Run("no decision in time: pending", func(t *testing.T) {
-		got := placeDecided(order(u.preconf, wbOpen, true, 2, "1", "0.2", ""), func(topics.Envelope, topics.OrderPlace) {})
+		replica := h.replica(t, harnessOptions{orders: ingress.OrderEntryConfig{AnswerWait: 10 * time.Millisecond}})
+		got := placeDecided(t, replica, feed, u, order(u.preconf, wbOpen, true, 2, "1", "0.2", ""), func(topics.Envelope, topics.OrderPlace) {})
 		if got["status"] != float64(topics.OrderStatusPending) || got["fulfilled"] != "0" {
 			t.Fatalf("answer %v, want status 0", got)
 		}
 	})
-	cancel := func(orderID int64, decide func(e topics.Envelope, cmd topics.OrderCancel)) map[string]any {
+	cancel := func(t *testing.T, orderID int64, decide func(e topics.Envelope, cmd topics.OrderCancel)) map[string]any {
 		t.Helper()
-		had := len(h.commandsOf(topics.TypeOrderCancel))
 		answered := make(chan answer, 1)
 		go func() {
 			answered <- h.cancel(u, topics.WholeBlock, "cancel-order",
 				fmt.Sprintf(`{"accountId": %d, "instrumentId": %q, "orderId": %d}`, u.preconf, wbOpen, orderID))
 		}()
-		e, cmd := waitCommand[topics.OrderCancel](h, topics.TypeOrderCancel, had)
+		e, cmd := nextCommand[topics.OrderCancel](t, feed, topics.TypeOrderCancel)
+		if cmd.OrderID != orderID {
+			t.Fatalf("cancel command for order %d, want %d", cmd.OrderID, orderID)
+		}
 		decide(e, cmd)
 		items := cancelItems(t, <-answered)
 		if len(items) != 1 {
@@ -177,7 +231,7 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 		return items[0]
 	}
 	t.Run("cancel refused by the matcher", func(t *testing.T) {
-		got := cancel(resting, func(e topics.Envelope, cmd topics.OrderCancel) {
+		got := cancel(t, resting, func(e topics.Envelope, cmd topics.OrderCancel) {
 			m.write(slotOpen, true, typed{topics.TypeCancelRejected, topics.CancelRejected{CommandID: e.ID, UserID: u.id,
 				AccountID: u.preconf, InstrumentID: wbOpen, OrderID: cmd.OrderID, Code: topics.CodeOrderDone, Message: "order is done"}})
 		})
@@ -186,7 +240,7 @@ func TestAnswersCarryTheMatchersDecision(t *testing.T) {
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		got := cancel(resting, func(e topics.Envelope, cmd topics.OrderCancel) {
+		got := cancel(t, resting, func(e topics.Envelope, cmd topics.OrderCancel) {
 			code := topics.CodeManuallyCancelled
 			ev := topics.OrderEvent{CommandID: e.ID, OrderID: cmd.OrderID, UserID: u.id, AccountID: u.preconf, InstrumentID: wbOpen,
 				Slot: slotOpen, Side: true, OrderType: 2, Quantity: "1", Fulfilled: "0", Status: topics.OrderStatusCancelledByUser, ErrorCode: &code}

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,9 +80,14 @@ func TestStreamStartsWhereNewFoundTheLog(t *testing.T) {
 		func() string { return fmt.Sprintf("%d sockets open, want 1", svc.Sockets()) })
 
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = svc.Run(runCtx); close(done) }()
-	defer func() { stop(); <-done }()
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("service Run: %v", err)
+		}
+	}()
 
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	_, msg, err := conn.ReadMessage()

@@ -138,7 +138,7 @@ func TestOrderflowEndToEnd(t *testing.T) {
 			Result       []map[string]any
 		}
 	}
-	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = ws.SetReadDeadline(time.Now().Add(poll.Timeout))
 	if err := ws.ReadJSON(&note); err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +217,14 @@ func TestOrderflowEndToEnd(t *testing.T) {
 		t.Fatalf("another key read the tx: %v", other)
 	}
 
-	// Revoking the searcher's key closes its socket (within a second; the
-	// deadline leaves room for a loaded machine).
+	// Revoking the searcher's key closes its socket once the relay's
+	// re-check finds the key gone (ORDERFLOW_KEY_TTL); the read waits as
+	// long as any wait of a test, as only a broken run comes near it.
 	status, _ = postJSON(t, a.Orderflow+"/v1/auth/api-keys/revoke", map[string]any{}, map[string]string{"Authorization": "Bearer " + searcherKey})
 	if status != 200 {
 		t.Fatalf("revoke: %d", status)
 	}
-	_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
+	_ = ws.SetReadDeadline(time.Now().Add(poll.Timeout))
 	if _, _, err := ws.ReadMessage(); !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
 		t.Fatalf("socket after revoke: %v", err)
 	}

@@ -3,6 +3,7 @@ package builders
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"math/big"
@@ -317,9 +318,10 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // running is a forwarder running in the consumer group.
 type running struct {
+	t      *testing.T
 	cl     *kgo.Client
 	stop   context.CancelFunc
-	done   chan struct{}
+	done   chan error // what Run returned
 	closed sync.Once
 }
 
@@ -331,17 +333,20 @@ func start(t *testing.T, f *Forwarder, brokers []string) *running {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cl: cl, stop: cancel, done: make(chan struct{})}
-	go func() { defer close(r.done); _ = f.Run(ctx, cl) }()
+	r := &running{t: t, cl: cl, stop: cancel, done: make(chan error, 1)}
+	go func() { r.done <- f.Run(ctx, cl) }()
 	t.Cleanup(r.Close)
 	return r
 }
 
-// Close stops the forwarder and leaves the group, as a shutdown does.
+// Close stops the forwarder and leaves the group, as a shutdown does; an
+// error Run returned fails the test.
 func (r *running) Close() {
 	r.closed.Do(func() {
 		r.stop()
-		<-r.done
+		if err := <-r.done; err != nil && !errors.Is(err, context.Canceled) {
+			r.t.Errorf("forwarder Run: %v", err)
+		}
 		r.cl.Close()
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -52,9 +53,15 @@ func newEnvWith(t *testing.T, cfg Config, methods of.SearcherMethods) *env {
 	srv := NewServer(cfg, hub, of.NewKeys(store, 20*time.Millisecond), methods, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; ts.Close() })
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("server Run: %v", err)
+		}
+		ts.Close()
+	})
 	return &env{store: store, hub: hub, reg: reg, url: "ws" + strings.TrimPrefix(ts.URL, "http")}
 }
 

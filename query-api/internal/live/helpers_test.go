@@ -6,12 +6,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	"blockspace.exchange/platform/auth"
 	"blockspace.exchange/platform/environment"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/query-api/internal/markets"
 	"blockspace.exchange/topics"
 )
@@ -37,7 +40,11 @@ type harness struct {
 	keysMu sync.Mutex
 	keys   auth.KeySet
 	tokens *auth.Verifier
-	n      int // envelope ids
+	// verified counts the tokens the server asked the verifier about: a
+	// session check asks about each logged-in socket whose token has not
+	// expired.
+	verified atomic.Int64
+	n        int // envelope ids
 }
 
 func newHarness(t testing.TB, cfg Config, positions PositionReader) *harness {
@@ -64,15 +71,52 @@ func newHarnessWith(t testing.TB, cfg Config, deps Deps) *harness {
 		t.Fatal(err)
 	}
 	env := environment.Environment{Name: "test", Genesis: time.Now().Add(-100 * time.Second), SlotLength: 2 * time.Second}
-	deps.Model, deps.Tokens, deps.Clock, deps.Logger = h.model, h.tokens, env, slog.Default()
+	deps.Model, deps.Tokens, deps.Clock, deps.Logger = h.model, countedTokens{h.tokens, &h.verified}, env, slog.Default()
 	h.srv = NewServer(cfg, deps)
 	h.http = httptest.NewServer(h.srv)
 	h.url = "ws" + strings.TrimPrefix(h.http.URL, "http")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = h.srv.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; h.http.Close() })
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("server Run: %v", err)
+		}
+		h.http.Close()
+	})
 	return h
+}
+
+// countedTokens is a TokenVerifier that counts what it is asked.
+type countedTokens struct {
+	*auth.Verifier
+	asked *atomic.Int64
+}
+
+func (c countedTokens) Verify(ctx context.Context, token string) (*auth.Claims, error) {
+	defer c.asked.Add(1)
+	return c.Verifier.Verify(ctx, token)
+}
+
+// testClock is the server's clock (Config.Now) in a test that sets it.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock(now time.Time) *testClock { return &testClock{now: now} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) set(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
 }
 
 // token signs an access token of user that expires at exp.
@@ -95,6 +139,20 @@ func (h *harness) sessionToken(user, session int64, exp time.Time) string {
 		h.t.Fatal(err)
 	}
 	return s
+}
+
+// waitSessionChecks waits until the server has checked the sessions n
+// times since it was called, with one logged-in socket whose token has not
+// expired. A check under way when it is called may have read the clock
+// before; the next one starts after it ends, so of n >= 2 checks at least
+// n-1 read the clock as it is now.
+func (h *harness) waitSessionChecks(n int64) {
+	h.t.Helper()
+	from := h.verified.Load()
+	poll.Before(h.t, fmt.Sprintf("%d session checks", n), time.Now().Add(poll.Timeout), func() bool { return h.verified.Load() >= from+n },
+		func() string {
+			return fmt.Sprintf("%d; a socket whose session ended is checked no more", h.verified.Load()-from)
+		})
 }
 
 // apply feeds one record to the model as the market feed would.
@@ -180,7 +238,7 @@ type msg struct {
 
 func (c *client) next() msg {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(poll.Timeout))
 	_, b, err := c.conn.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -72,9 +73,14 @@ func (b *broker) feed(h *harness) {
 		b.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = f.Run(ctx); close(done) }()
-	b.t.Cleanup(func() { cancel(); <-done })
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	b.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			b.t.Errorf("market feed Run: %v", err)
+		}
+	})
 }
 
 func (b *broker) openMarket(slot uint64, f topics.Family) {
@@ -274,9 +280,14 @@ func TestAccountFeedIsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = feed.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	done := make(chan error, 1)
+	go func() { done <- feed.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("account feed Run: %v", err)
+		}
+	})
 
 	alice, bob := h.dial(nil), h.dial(nil)
 	for i, c := range []*client{alice, bob} {

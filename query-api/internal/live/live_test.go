@@ -349,13 +349,16 @@ func TestSlowClientIsDisconnected(t *testing.T) {
 	}
 }
 
-// An access token that expires ends the private subscriptions at its exp;
-// so does a withdrawn signing key. Public ones go on.
+// An access token that expires ends the private subscriptions at its exp
+// by the server's clock, which the test sets: session checks just before
+// exp leave them, the first check at exp ends them. So does a withdrawn
+// signing key. Public ones go on.
 func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
-	h := newHarness(t, Config{AuthCheck: 50 * time.Millisecond}, nil)
+	clock := newTestClock(time.Now())
+	h := newHarness(t, Config{AuthCheck: 50 * time.Millisecond, Now: clock.Now}, nil)
 	h.open(7, topics.WholeBlock)
 	c := h.dial(nil)
-	exp := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	exp := clock.Now().Add(time.Hour).Truncate(time.Second) // a token's exp is in whole seconds
 	c.login(h.token(1, exp))
 	c.subscribe(map[string]string{"channel": "accountOrderUpdate", "marketType": "wholeBlock"},
 		map[string]string{"channel": "recentTrade", "marketType": "wholeBlock"})
@@ -365,11 +368,20 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 	if got := c.upTo(); len(got) != 1 || got[0].E != ChannelOrders {
 		t.Fatalf("before expiry: %v", got)
 	}
-	m := c.expect("error", httpx.CodeAuth)
-	if time.Now().Before(exp) || !strings.Contains(m.Msg, "expired") || !strings.Contains(m.Msg, ChannelOrders) {
-		t.Fatalf("at %s (exp %s): %s", time.Now(), exp, m.raw)
-	}
+
+	clock.set(exp.Add(-time.Millisecond))
+	h.waitSessionChecks(2)
 	h.apply(topics.TypeOrderAccepted, orderEvent(1, 101, wb7, false, "2.6", "1", "0", topics.OrderStatusOnBook))
+	if got := c.upTo(); len(got) != 1 || got[0].E != ChannelOrders {
+		t.Fatalf("after session checks a millisecond before expiry: %v", got)
+	}
+
+	clock.set(exp)
+	m := c.expect("error", httpx.CodeAuth)
+	if !strings.Contains(m.Msg, "expired at "+exp.UTC().Format(time.RFC3339)) || !strings.Contains(m.Msg, ChannelOrders) {
+		t.Fatalf("at exp %s: %s", exp, m.raw)
+	}
+	h.apply(topics.TypeOrderAccepted, orderEvent(1, 102, wb7, false, "2.7", "1", "0", topics.OrderStatusOnBook))
 	h.apply(topics.TypeTradeExecuted, topics.Fill{TradeID: 1, InstrumentID: wb7, Slot: 7, Price: "2.5", Quantity: "1"})
 	if got := c.upTo(); len(got) != 1 || got[0].E != ChannelTrade {
 		t.Fatalf("after expiry: %v", got)
@@ -378,7 +390,7 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 	c.expect("error", httpx.CodeAuth)
 
 	// A fresh login; then the key that signed it is withdrawn.
-	c.login(h.token(1, time.Now().Add(time.Hour)))
+	c.login(h.token(1, clock.Now().Add(time.Hour)))
 	c.subscribe(map[string]string{"channel": "accountOrderUpdate"})
 	c.expect("subscribe", 0)
 	h.keysMu.Lock()
@@ -390,7 +402,7 @@ func TestSessionEndsAtExpiryAndKeyWithdrawal(t *testing.T) {
 	if m := c.expect("error", httpx.CodeAuth); !strings.Contains(m.Msg, "no longer valid") {
 		t.Fatalf("after key withdrawal: %s", m.raw)
 	}
-	h.apply(topics.TypeOrderAccepted, orderEvent(1, 103, wb7, false, "2.7", "1", "0", topics.OrderStatusOnBook))
+	h.apply(topics.TypeOrderAccepted, orderEvent(1, 103, wb7, false, "2.8", "1", "0", topics.OrderStatusOnBook))
 	if got := c.upTo(); len(got) != 0 {
 		t.Fatalf("orders after withdrawal: %v", got)
 	}
