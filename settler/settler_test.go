@@ -83,7 +83,11 @@ func accounts(t *testing.T, pool *pgxpool.Pool, n int) []userAccounts {
 	return out
 }
 
-func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, batch int) (*settler.Settler, chan error) {
+// startSettler runs a settler on pool until stop is called or the test
+// ends. stop closes the settler, waits for Run to return and fails the
+// test if Run ended with an error: a settler closed, or whose context
+// ended, returns none.
+func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, batch int) (s *settler.Settler, stop func()) {
 	t.Helper()
 	s, err := settler.New(ctx, settler.Config{Brokers: brokers, MaxBatch: batch}, pool, quiet)
 	if err != nil {
@@ -91,7 +95,17 @@ func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgx
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	return s, done
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			s.Close()
+			if err := <-done; err != nil {
+				t.Errorf("settler run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return s, stop
 }
 
 func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
@@ -128,7 +142,7 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	// Fund the users directly, then reserve what their transfers move, as
 	// ingress would.
 	produce(t, producer, fundingDeposits(t, users))
-	s0, done0 := startSettler(t, ctx, b.Addrs(), pool, 0)
+	_, stop0 := startSettler(t, ctx, b.Addrs(), pool, 0)
 	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
@@ -148,15 +162,13 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s0.Close()
-	<-done0
+	stop0()
 	crashCtx, crash := context.WithCancel(ctx)
-	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
+	_, stop1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
 	poll.Until(t, "some commands applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+1000 })
 	crash()
-	s1.Close()
+	stop1()
 	crashPool.Close()
-	<-done1
 	applied := count(t, pool, `SELECT count(*) FROM journal`)
 	if applied >= want {
 		t.Fatalf("the crash came after everything was applied (%d); make the stream longer", applied)
@@ -165,14 +177,15 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	var stops []func()
 	for range 2 {
-		s, done := startSettler(t, ctx, b.Addrs(), pool, 700)
-		wg.Go(func() {
-			poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
-			s.Close()
-			<-done
-		})
+		_, stop := startSettler(t, ctx, b.Addrs(), pool, 700)
+		stops = append(stops, stop)
+	}
+	poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+	var wg sync.WaitGroup
+	for _, stop := range stops {
+		wg.Go(stop)
 	}
 	wg.Wait()
 	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
@@ -192,10 +205,9 @@ func TestUndecodableRecordsDoNotBlock(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	bad := &kgo.Record{Topic: topics.FundingEvents, Key: []byte("x"), Value: []byte("not json")}
 	produce(t, producer, []*kgo.Record{bad, depositRecord(t, 1, 1, "1")})
-	s, done := startSettler(t, t.Context(), b.Addrs(), pool, 0)
+	s, stop := startSettler(t, t.Context(), b.Addrs(), pool, 0)
 	poll.Until(t, "both records", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == 2 })
-	s.Close()
-	<-done
+	stop()
 	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status = 'rejected'`); n != 1 {
 		t.Fatalf("%d rejected", n)
 	}
@@ -272,7 +284,7 @@ func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 	ctx := t.Context()
 
 	produce(t, producer, fundingDeposits(t, users))
-	s, done := startSettler(t, ctx, b.Addrs(), pool, 200)
+	_, stop := startSettler(t, ctx, b.Addrs(), pool, 200)
 	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
@@ -292,10 +304,7 @@ func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 	produce(t, producer, stream[half:])
 	poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
 	poll.Until(t, "the account feed published", func() bool { return count(t, pool, `SELECT count(*) FROM account_feed`) == 0 })
-	s.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
 	checkTransferStream(t, pool, accs, want, "70/0", fmt.Sprintf("%d/0", transfersPerUser))
 	mustAudit(t, pool)
