@@ -108,10 +108,10 @@ func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgx
 	return s, stop
 }
 
-func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
+func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
