@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"blockspace.exchange/platform/poll"
+	"blockspace.exchange/platform/postgres"
 )
 
 // The crash tests stop a settler inside one of its batches at a place
@@ -82,4 +83,18 @@ func waitGone(t *testing.T, pool *pgxpool.Pool) {
 	poll.Until(t, "the crashed settler's connections closed", func() bool {
 		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'settler'`) == 0
 	})
+}
+
+// settlerPool opens a pool of its own on pool's database for an
+// in-process settler, named "settler" in pg_stat_activity as the binary's
+// is, so that its batches can be told from the test's queries. It is
+// closed when the test ends, if not before.
+func settlerPool(t *testing.T, pool *pgxpool.Pool) *pgxpool.Pool {
+	t.Helper()
+	p, err := postgres.Open(t.Context(), poolURL(t, pool), postgres.Options{ApplicationName: "settler"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
