@@ -8,17 +8,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
 
 // Build builds the main package pkg (a path as `go build` takes it, from
 // the test's directory) into the test's temporary directory and returns
-// the binary's path.
-func Build(t testing.TB, pkg string) string {
+// the binary's path. Build tags, if any, select files that only tests
+// build, such as the matcher's killtest stop point.
+func Build(t testing.TB, pkg string, tags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	if out, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
