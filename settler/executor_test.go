@@ -118,14 +118,13 @@ func runUntil(t *testing.T, p *payoutChain, pool *pgxpool.Pool, e *settler.Execu
 	})
 }
 
-// withdrawalFixture is a running settler with user 0 holding 200 ETH.
+// withdrawalFixture is a settler running until the test ends, with user 0
+// holding 200 ETH.
 func withdrawalFixture(t *testing.T) (*pgxpool.Pool, *kgo.Client, userAccounts, *payoutChain) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	t.Cleanup(cancel)
 	b, cl := startBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
-	startSettler(t, ctx, b.Addrs(), pool, 100)
+	startSettler(t, t.Context(), b.Addrs(), pool, 100)
 	produce(t, cl, []*kgo.Record{depositRecord(t, 1, 0, "200")})
 	poll.Until(t, "deposit credited", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == 1 })
 	return pool, cl, accounts(t, pool, 1)[0], newPayoutChain(t)

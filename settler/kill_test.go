@@ -1,7 +1,6 @@
 package settler_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,60 +31,43 @@ func settlerProcess(t *testing.T, bin string, brokers []string, dbURL string, ma
 		"ENVIRONMENT=dev", fmt.Sprintf("SETTLER_MAX_BATCH=%d", maxBatch), "SETTLER_INSTANCE_ID=kill-test", "LOG_LEVEL=warn")
 }
 
-// lockRows runs query, a SELECT ... FOR UPDATE, in a transaction of the
-// test's own and holds its row locks until release is called: a settler
-// batch that writes one of those rows waits inside its Postgres
-// transaction until then.
-func lockRows(t *testing.T, pool *pgxpool.Pool, query string, args ...any) (release func()) {
+// killInBatch SIGKILLs the settler process while one of its batches is
+// held at p: the locks of p are held, produce writes records whose batch
+// must take them, and the process dies while that batch waits. The locks
+// are released after the kill; Postgres then rolls the dead client's
+// transaction back. It returns once the dead client's connections are
+// gone.
+func killInBatch(t *testing.T, settler *exec.Cmd, pool *pgxpool.Pool, p batchPoint, produce func()) {
 	t.Helper()
-	tx, err := pool.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(t.Context(), query, args...); err != nil {
-		t.Fatal(err)
-	}
-	return func() { _ = tx.Rollback(context.Background()) }
-}
-
-// Where killMidBatch catches a batch: halfway through, waiting for the
-// balance rows of accounts; or at its end, every record written, waiting
-// to store the next offsets of group.
-const (
-	lockBalances = `SELECT 1 FROM account_balances WHERE account_id = ANY($1) FOR UPDATE`
-	lockOffsets  = `SELECT 1 FROM consumer_offsets WHERE consumer_group = $1 FOR UPDATE`
-)
-
-// killMidBatch SIGKILLs the settler while one of its batches is inside
-// its Postgres transaction, having written part of it: the rows of lock
-// are locked, produceMore produces records whose batch must write them,
-// and the process dies while that batch waits. The lock is released after
-// the kill; Postgres then rolls the dead client's transaction back. It
-// returns once the dead client's connections are gone.
-func killMidBatch(t *testing.T, settler *exec.Cmd, pool *pgxpool.Pool, produceMore func(), lock string, args ...any) {
-	t.Helper()
-	release := lockRows(t, pool, lock, args...)
+	release := hold(t, pool, p)
 	defer release()
-	produceMore()
-	poll.Until(t, "a settler batch that has written, waiting for a row lock", func() bool {
-		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-			AND application_name = 'settler' AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL`) > 0
-	})
+	produce()
+	waitHeld(t, pool, p)
 	proctest.Kill(t, settler)
 	release()
-	poll.Until(t, "the killed settler's connections closed", func() bool {
-		return count(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'settler'`) == 0
-	})
+	waitGone(t, pool)
+}
+
+// split cuts s into n parts of nearly equal length, in order.
+func split[T any](s []T, n int) [][]T {
+	parts := make([][]T, n)
+	for i := range n {
+		parts[i] = s[i*len(s)/n : (i+1)*len(s)/n]
+	}
+	return parts
 }
 
 // TestSettlerProcessKilledMidStream runs the settler as its own process
 // and kills it three times with SIGKILL in the middle of a stream of
 // thousands of ledger commands (no shutdown of any kind: no offset
-// commit, no pool close): while a batch waits for a balance row halfway
-// through its Postgres transaction, while a batch that wrote all its
-// records waits to store its offsets, and wherever it is. Parts of the
-// stream arrive while it is down. At the end every command was applied
-// exactly once and the ledger-audit command passes on the result.
+// commit, no pool close), each time while a batch is held inside its
+// Postgres transaction: at its start, its records read and nothing
+// written; halfway, waiting for a balance row; at its end, every record
+// written, waiting to store its offsets. Before each kill the settler has
+// applied everything produced so far, a seventh of the stream at a time;
+// the next seventh arrives while the batch is held, and another while the
+// settler is down. At the end every command was applied exactly once and
+// the ledger-audit command passes on the result.
 func TestSettlerProcessKilledMidStream(t *testing.T) {
 	const users, transfersPerUser = 40, 100
 	settlerBin, auditBin := proctest.Build(t, "./cmd/settler"), proctest.Build(t, "./cmd/ledger-audit")
@@ -100,26 +82,21 @@ func TestSettlerProcessKilledMidStream(t *testing.T) {
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
 	want := users + len(stream)
-	third := len(stream) / 3
-	produce(t, producer, stream[:third])
+	parts := split(stream, 7)
+	produce(t, producer, parts[0])
+	produced := users + len(parts[0])
 
-	applied := users
-	for i, kill := range []func(){
-		// Every round of the stream moves funds of user 0.
-		func() {
-			killMidBatch(t, settler, pool, func() { produce(t, producer, stream[third:2*third]) },
-				lockBalances, []int64{accs[0].current, accs[0].preconf})
-		},
-		func() {
-			killMidBatch(t, settler, pool, func() { produce(t, producer, stream[2*third:]) }, lockOffsets, settlerGroup)
-		},
-		func() { proctest.Kill(t, settler) },
-	} {
-		poll.Until(t, "more of the stream applied", func() bool { return journal() > applied+300 })
-		kill()
-		if applied = journal(); applied >= want {
-			t.Fatalf("kill %d came after everything was applied (%d); make the stream longer", i+1, applied)
+	// Every round of the stream moves funds of user 0.
+	for i, at := range []batchPoint{ledgerStart, balancesOf(accs[0].current, accs[0].preconf), offsetsOf(settlerGroup)} {
+		poll.Until(t, "every command produced applied", func() bool { return journal() == produced })
+		held, whileDown := parts[1+2*i], parts[2+2*i]
+		killInBatch(t, settler, pool, at, func() { produce(t, producer, held) })
+		produced += len(held)
+		if n := journal(); n >= produced {
+			t.Fatalf("kill %d: all %d commands produced were applied, though a batch was held %s", i+1, n, at.where)
 		}
+		produce(t, producer, whileDown)
+		produced += len(whileDown)
 		settler = settlerProcess(t, settlerBin, b.Addrs(), dbURL, 300)
 	}
 	poll.Until(t, "every command applied", func() bool { return journal() == want })
@@ -161,7 +138,6 @@ type matcherOutput struct {
 	txns      []matcherTxn
 	orders    []*settlementtest.Order // every order ingress wrote
 	committed []settlementtest.Record // the records of committed transactions, in log order
-	trades    int                     // trades in committed transactions
 	// ghostTrades and ghostOrders are the trades of transactions that
 	// only ever aborted, and their orders.
 	ghostTrades, ghostOrders []int64
@@ -201,7 +177,6 @@ func newMatcherOutput(users []settlementtest.Account, rounds int, slots ...uint6
 			out.add(recs, true)
 			fallthrough
 		default:
-			out.trades += len(trades)
 			out.add(recs, false)
 		}
 	}
@@ -213,6 +188,23 @@ func (m *matcherOutput) add(recs []settlementtest.Record, abort bool) {
 	if !abort {
 		m.committed = append(m.committed, recs...)
 	}
+}
+
+// committedTrades counts the trades of the transactions of txns that
+// commit: their fills.
+func committedTrades(txns []matcherTxn) int {
+	n := 0
+	for _, txn := range txns {
+		if txn.abort {
+			continue
+		}
+		for _, r := range txn.recs {
+			if r.Topic == topics.Fills {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // produceTxns writes txns with a transactional client, each in a
@@ -244,11 +236,14 @@ func produceTxns(t *testing.T, cl *kgo.Client, layout topics.SlotLayout, txns []
 
 // TestSettlerProcessKilledWhileSettlingTransactionalFills runs the
 // settler binary on the matcher's output written in Kafka transactions,
-// some of them aborted, and kills it three times with SIGKILL: while a
-// trading batch waits for a balance row inside its Postgres transaction,
-// while a batch that wrote its fills waits to store its offsets, and
-// wherever it is; parts of the output arrive while it is down. At
-// the end the database holds exactly what applying the committed
+// some of them aborted, and kills it three times with SIGKILL, each time
+// while a trading batch is held inside its Postgres transaction: at its
+// start, its records read and nothing written; halfway, waiting for a
+// balance row; at its end, its fills written, waiting to store its
+// offsets. Before each kill the settler has settled every fill produced
+// so far, a seventh of the transactions at a time; the next seventh
+// arrives while the batch is held, and another while the settler is down.
+// At the end the database holds exactly what applying the committed
 // transactions once gives, nothing of the trades and orders of the
 // aborted transactions, and ledger-audit passes.
 func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
@@ -277,37 +272,35 @@ func TestSettlerProcessKilledWhileSettlingTransactionalFills(t *testing.T) {
 	applyDirect(t, ref, out.committed, 97)
 	want := settlementtest.Snapshot(t, ref)
 
-	third := len(out.txns) / 3
+	total := committedTrades(out.txns)
 	trades := func() int { return count(t, pool, `SELECT count(*) FROM trades`) }
 	accounts := make([]int64, len(users))
 	for i, u := range users {
 		accounts[i] = u.Account
 	}
 	settler := settlerProcess(t, settlerBin, b.Addrs(), dbURL, 50)
-	produceTxns(t, matcher, layout, out.txns[:third])
-	settled := 0
-	for i, kill := range []func(){
-		// Every transaction settles fills of every account.
-		func() {
-			killMidBatch(t, settler, pool, func() { produceTxns(t, matcher, layout, out.txns[third:2*third]) }, lockBalances, accounts)
-		},
-		func() {
-			killMidBatch(t, settler, pool, func() { produceTxns(t, matcher, layout, out.txns[2*third:]) }, lockOffsets, tradingGroup)
-		},
-		func() { proctest.Kill(t, settler) },
-	} {
-		poll.Until(t, "more fills settled", func() bool { return trades() > settled+10 })
-		kill()
-		if settled = trades(); settled >= out.trades {
-			t.Fatalf("kill %d came after every fill was settled (%d); make the flow longer", i+1, settled)
+	parts := split(out.txns, 7)
+	produceTxns(t, matcher, layout, parts[0])
+	produced := committedTrades(parts[0])
+
+	// Every transaction settles fills of every account.
+	for i, at := range []batchPoint{tradingStart, balancesOf(accounts...), offsetsOf(tradingGroup)} {
+		poll.Until(t, "every fill produced settled", func() bool { return trades() == produced })
+		held, whileDown := parts[1+2*i], parts[2+2*i]
+		killInBatch(t, settler, pool, at, func() { produceTxns(t, matcher, layout, held) })
+		produced += committedTrades(held)
+		if n := trades(); n >= produced {
+			t.Fatalf("kill %d: all %d fills produced were settled, though a batch was held %s", i+1, n, at.where)
 		}
+		produceTxns(t, matcher, layout, whileDown)
+		produced += committedTrades(whileDown)
 		settler = settlerProcess(t, settlerBin, b.Addrs(), dbURL, 50)
 	}
 	var got string
 	poll.Until(t, "the committed transactions settled", func() bool {
-		if n := trades(); n > out.trades {
-			t.Fatalf("%d trades settled; the committed transactions hold %d", n, out.trades)
-		} else if n < out.trades {
+		if n := trades(); n > total {
+			t.Fatalf("%d trades settled; the committed transactions hold %d", n, total)
+		} else if n < total {
 			return false
 		}
 		got = settlementtest.Snapshot(t, pool)

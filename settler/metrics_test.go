@@ -23,7 +23,7 @@ func TestMetricsCountWhatWasApplied(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	bad := &kgo.Record{Topic: topics.FundingEvents, Key: []byte("x"), Value: []byte("not json")}
 	produce(t, producer, []*kgo.Record{bad, depositRecord(t, 1, 1, "1"), depositRecord(t, 1, 1, "1"), depositRecord(t, 2, 2, "1")})
-	s, done := startSettler(t, t.Context(), b.Addrs(), pool, 0)
+	s, stop := startSettler(t, t.Context(), b.Addrs(), pool, 0)
 	reg := prometheus.NewRegistry()
 	if err := s.RegisterMetrics(reg); err != nil {
 		t.Fatal(err)
@@ -65,6 +65,5 @@ func TestMetricsCountWhatWasApplied(t *testing.T) {
 	if lags == 0 {
 		t.Errorf("no lag reported for the partitions applied:\n%s", metricstest.Dump(got))
 	}
-	s.Close()
-	<-done
+	stop()
 }

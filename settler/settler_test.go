@@ -15,7 +15,6 @@ import (
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/poll"
-	"blockspace.exchange/platform/postgres"
 	"blockspace.exchange/platform/postgres/pgtest"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/settler/internal/audit"
@@ -83,7 +82,11 @@ func accounts(t *testing.T, pool *pgxpool.Pool, n int) []userAccounts {
 	return out
 }
 
-func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, batch int) (*settler.Settler, chan error) {
+// startSettler runs a settler on pool until stop is called or the test
+// ends. stop closes the settler, waits for Run to return and fails the
+// test if Run ended with an error: a settler closed, or whose context
+// ended, returns none.
+func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgxpool.Pool, batch int) (s *settler.Settler, stop func()) {
 	t.Helper()
 	s, err := settler.New(ctx, settler.Config{Brokers: brokers, MaxBatch: batch}, pool, quiet)
 	if err != nil {
@@ -91,13 +94,23 @@ func startSettler(t *testing.T, ctx context.Context, brokers []string, pool *pgx
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	return s, done
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			s.Close()
+			if err := <-done; err != nil {
+				t.Errorf("settler run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return s, stop
 }
 
-func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
+func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -114,25 +127,29 @@ func mustAudit(t *testing.T, pool *pgxpool.Pool) {
 	}
 }
 
-// TestSettlerCrashesAndRestarts kills a settler in the middle of a stream
-// of thousands of commands (its Kafka client closed without committing,
-// its Postgres pool dropped), restarts two instances in one group so that
-// partitions rebalance between them, and checks that every command was
-// applied exactly once and the ledger audits clean.
+// TestSettlerCrashesAndRestarts crashes a settler in the middle of a
+// stream of thousands of commands (its Kafka client closed without
+// committing, its Postgres pool dropped) while one of its batches waits
+// for a balance row halfway through its transaction, restarts two
+// instances in one group so that partitions rebalance between them, and
+// checks that every command was applied exactly once and the ledger
+// audits clean.
 func TestSettlerCrashesAndRestarts(t *testing.T) {
 	const users, transfersPerUser = 50, 60
 	b, producer := startBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
+	journal := func() int { return count(t, pool, `SELECT count(*) FROM journal`) }
 
 	// Fund the users directly, then reserve what their transfers move, as
 	// ingress would.
 	produce(t, producer, fundingDeposits(t, users))
-	s0, done0 := startSettler(t, ctx, b.Addrs(), pool, 0)
+	_, stop := startSettler(t, ctx, b.Addrs(), pool, 0)
 	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
+	stop()
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
-	want := users + len(stream)
+	want, half := users+len(stream), len(stream)/2
 	// A few duplicates, as the outbox relay produces after a lost ack.
 	// Each copy is its own record: the client owns a record until its
 	// produce finishes, so one value must not be produced twice at once.
@@ -140,39 +157,37 @@ func TestSettlerCrashesAndRestarts(t *testing.T) {
 		dup := *r
 		stream = append(stream, &dup)
 	}
-	produced := make(chan error, 1)
-	go func() { produced <- producer.ProduceSync(ctx, stream...).FirstErr() }()
 
-	// Crash the first settler mid-stream with its own pool.
-	crashPool, err := postgres.Open(ctx, poolURL(t, pool), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s0.Close()
-	<-done0
+	// The settler to crash, with a pool of its own, applies the first half;
+	// then a batch of the second waits for the balance rows of user 0,
+	// whose funds every round of the stream moves, and the settler crashes.
+	crashPool := settlerPool(t, pool)
 	crashCtx, crash := context.WithCancel(ctx)
-	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
-	poll.Until(t, "some commands applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+1000 })
+	_, stop = startSettler(t, crashCtx, b.Addrs(), crashPool, 500)
+	produce(t, producer, stream[:half])
+	poll.Until(t, "the first half applied", func() bool { return journal() == users+half })
+	at := balancesOf(accs[0].current, accs[0].preconf)
+	release := hold(t, pool, at)
+	produce(t, producer, stream[half:])
+	waitHeld(t, pool, at)
 	crash()
-	s1.Close()
+	stop()
 	crashPool.Close()
-	<-done1
-	applied := count(t, pool, `SELECT count(*) FROM journal`)
-	if applied >= want {
-		t.Fatalf("the crash came after everything was applied (%d); make the stream longer", applied)
+	release()
+	waitGone(t, pool)
+	if n := journal(); n >= want {
+		t.Fatalf("every command was applied (%d), though a batch was held in its transaction when the settler crashed", n)
 	}
 
-	if err := <-produced; err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
+	var stops []func()
 	for range 2 {
-		s, done := startSettler(t, ctx, b.Addrs(), pool, 700)
-		wg.Go(func() {
-			poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
-			s.Close()
-			<-done
-		})
+		_, stop := startSettler(t, ctx, b.Addrs(), pool, 700)
+		stops = append(stops, stop)
+	}
+	poll.Until(t, "every command applied", func() bool { return journal() == want })
+	var wg sync.WaitGroup
+	for _, stop := range stops {
+		wg.Go(stop)
 	}
 	wg.Wait()
 	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
@@ -192,10 +207,9 @@ func TestUndecodableRecordsDoNotBlock(t *testing.T) {
 	pool := pgtest.New(t, schema.Migrations())
 	bad := &kgo.Record{Topic: topics.FundingEvents, Key: []byte("x"), Value: []byte("not json")}
 	produce(t, producer, []*kgo.Record{bad, depositRecord(t, 1, 1, "1")})
-	s, done := startSettler(t, t.Context(), b.Addrs(), pool, 0)
+	s, stop := startSettler(t, t.Context(), b.Addrs(), pool, 0)
 	poll.Until(t, "both records", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == 2 })
-	s.Close()
-	<-done
+	stop()
 	if n := count(t, pool, `SELECT count(*) FROM journal WHERE status = 'rejected'`); n != 1 {
 		t.Fatalf("%d rejected", n)
 	}
@@ -261,41 +275,46 @@ func checkTransferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, 
 }
 
 // TestSettlerRidesOutABrokerCrash kills the Kafka broker (SIGKILL) while
-// the settler applies a stream of ledger commands and starts it again on
-// the same address and data: the settler carries on by itself, every
-// command is applied exactly once, and once it has caught up the account
-// feed of every batch has reached Kafka (account_feed is empty).
+// one of the settler's batches of ledger commands waits for a balance row
+// halfway through its Postgres transaction, lets that batch commit while
+// the broker is down, and starts the broker again on the same address and
+// data: the settler carries on by itself, every command is applied exactly
+// once, and once it has caught up, the account feed of every batch, the
+// one committed while the broker was down included, has reached Kafka
+// (account_feed is empty).
 func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 	const users, transfersPerUser = 30, 60
 	b, producer := startBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
+	journal := func() int { return count(t, pool, `SELECT count(*) FROM journal`) }
 
 	produce(t, producer, fundingDeposits(t, users))
-	s, done := startSettler(t, ctx, b.Addrs(), pool, 200)
+	_, stop := startSettler(t, ctx, b.Addrs(), settlerPool(t, pool), 200)
 	poll.Until(t, "funding deposits", func() bool { return count(t, pool, `SELECT count(*) FROM deposits`) == users })
 	accs := accounts(t, pool, users)
 	stream := transferStream(t, pool, accs, transfersPerUser)
-	want := users + len(stream)
-	half := len(stream) / 2
-	produce(t, producer, stream[:half])
-	poll.Until(t, "part of the stream applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) > users+300 })
+	want, quarter, half := users+len(stream), len(stream)/4, len(stream)/2
+	produce(t, producer, stream[:quarter])
+	poll.Until(t, "the first quarter applied", func() bool { return journal() == users+quarter })
+	// Every round of the stream moves funds of user 0.
+	at := balancesOf(accs[0].current, accs[0].preconf)
+	release := hold(t, pool, at)
+	produce(t, producer, stream[quarter:half])
+	waitHeld(t, pool, at)
 	if err := b.Node().Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if applied := count(t, pool, `SELECT count(*) FROM journal`); applied >= users+half {
-		t.Fatalf("the broker died after the first half was applied (%d); make the stream longer", applied)
-	}
+	held := journal()
+	release()
+	poll.Until(t, "the held batch committed while the broker is down", func() bool { return journal() > held })
 	if err := b.Node().Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	produce(t, producer, stream[half:])
-	poll.Until(t, "every command applied", func() bool { return count(t, pool, `SELECT count(*) FROM journal`) == want })
+	poll.Until(t, "every command applied", func() bool { return journal() == want })
 	poll.Until(t, "the account feed published", func() bool { return count(t, pool, `SELECT count(*) FROM account_feed`) == 0 })
-	s.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	// 100 + 60 × 0.5 deposited, 60 moved to the preconf account.
 	checkTransferStream(t, pool, accs, want, "70/0", fmt.Sprintf("%d/0", transfersPerUser))
 	mustAudit(t, pool)

@@ -258,7 +258,7 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	}
 	crashCtx, crash := context.WithCancel(ctx)
 	defer crash()
-	s1, done1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 50)
+	s1, stop1 := startSettler(t, crashCtx, b.Addrs(), crashPool, 50)
 	// Each settler's metrics, to hold against the trades once all ran.
 	regs := []*prometheus.Registry{prometheus.NewRegistry()}
 	if err := s1.RegisterMetrics(regs[0]); err != nil {
@@ -285,9 +285,8 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 			poll.Until(t, "the matcher into the new commands", func() bool { return matcherCommitted(t, producer) > before })
 			proctest.Kill(t, m)
 			crash()
-			s1.Close()
+			stop1()
 			crashPool.Close()
-			<-done1
 		}
 	}
 	settled := count(t, pool, `SELECT count(*) FROM trades`)
@@ -297,14 +296,13 @@ func TestSettlesTheMatchersOutputExactlyOnce(t *testing.T) {
 	var stats []func() int64
 	var stops []func()
 	for range 2 {
-		runCtx, stop := context.WithCancel(ctx)
-		s, done := startSettler(t, runCtx, b.Addrs(), pool, 300)
+		s, stop := startSettler(t, ctx, b.Addrs(), pool, 300)
 		regs = append(regs, prometheus.NewRegistry())
 		if err := s.RegisterMetrics(regs[len(regs)-1]); err != nil {
 			t.Fatal(err)
 		}
 		stats = append(stats, func() int64 { return s.TradingStats().Duplicates })
-		stops = append(stops, func() { stop(); s.Close(); <-done })
+		stops = append(stops, stop)
 	}
 	poll.Until(t, "every order settled and released", func() bool {
 		return count(t, pool, `SELECT count(*) FROM trading_slots WHERE phase >= 2`) == 3 &&

@@ -10,24 +10,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 )
 
 // Build builds the main package pkg (a path as `go build` takes it, from
-// the test's directory) and returns the binary's path. Each package is
-// built once per test binary, since linking a service takes seconds of
-// CPU, into a directory its tests share (RemoveBuilds removes it). Tests
-// only run the binary, so one copy serves all of them, at once too.
-func Build(t testing.TB, pkg string) string {
+// the test's directory) and returns the binary's path. Build tags, if
+// any, select files that only tests build, such as the matcher's killtest
+// stop point. Each package is built once per test binary and set of tags,
+// since linking a service takes seconds of CPU, into a directory its tests
+// share (RemoveBuilds removes it). Tests only run the binary, so one copy
+// serves all of them, at once too.
+func Build(t testing.TB, pkg string, tags ...string) string {
 	t.Helper()
 	abs, err := filepath.Abs(pkg)
 	if err != nil {
 		t.Fatalf("go build %s: %v", pkg, err)
 	}
-	b := builds.of(abs)
-	b.once.Do(func() { b.path, b.err = goBuild(pkg, abs) })
+	b := builds.of(abs + " " + strings.Join(tags, ","))
+	b.once.Do(func() { b.path, b.err = goBuild(pkg, abs, tags) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
@@ -51,14 +54,15 @@ type build struct {
 	err  error
 }
 
-// of returns the build of the package in pkgDir, new on first use.
-func (bs *buildSet) of(pkgDir string) *build {
+// of returns the build named key (a package directory and its tags), new
+// on first use.
+func (bs *buildSet) of(key string) *build {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	b, ok := bs.m[pkgDir]
+	b, ok := bs.m[key]
 	if !ok {
 		b = &build{}
-		bs.m[pkgDir] = b
+		bs.m[key] = b
 	}
 	return b
 }
@@ -78,16 +82,21 @@ func (bs *buildSet) directory() (string, error) {
 	return bs.dir, nil
 }
 
-// goBuild builds pkg, whose directory is pkgDir, into the shared
-// directory, under a name of its own for each package directory.
-func goBuild(pkg, pkgDir string) (string, error) {
+// goBuild builds pkg, whose directory is pkgDir, with tags into the
+// shared directory, under a name of its own for each package directory and
+// set of tags.
+func goBuild(pkg, pkgDir string, tags []string) (string, error) {
 	dir, err := builds.directory()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %w", pkg, err)
 	}
-	sum := sha256.Sum256([]byte(pkgDir))
+	sum := sha256.Sum256([]byte(pkgDir + " " + strings.Join(tags, ",")))
 	bin := filepath.Join(dir, fmt.Sprintf("%s-%x", filepath.Base(pkgDir), sum[:4]))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	if out, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
+	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
 )
@@ -35,6 +37,11 @@ func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec
 	return proctest.Start(t, bin, matcherEnv(brokers, id)...)
 }
 
+// stopAfter is the environment that makes a matcher built with the
+// killtest tag stop its process in the first transaction with outputs
+// once it has committed n commands (stopAfterEnv).
+func stopAfter(n int) string { return fmt.Sprintf("%s=%d", stopAfterEnv, n) }
+
 // TestMatcherProcessKilledUnderLoad runs the matcher binary while commands
 // are still being produced, kills it with SIGKILL in the middle of a
 // transaction that has written outputs (no group leave, nothing flushed
@@ -43,91 +50,94 @@ func matcherProcess(t *testing.T, bin string, brokers []string, id string) *exec
 // events and fills are exactly those of an uninterrupted run, byte for
 // byte: no gap, no duplicate. The killed transaction's outputs are in the
 // log, behind an abort marker, and a read_committed reader never sees
-// them.
+// them. The binary is built with its killtest stop point, so the kill
+// lands where the test names, not where it races for: in the first
+// transaction with outputs after 500 commands committed, the process
+// stopped there by itself.
 func TestMatcherProcessKilledUnderLoad(t *testing.T) {
 	ctx := testContext(t)
-	bin := proctest.Build(t, "../../cmd/matcher")
+	bin := proctest.Build(t, "../../cmd/matcher", "killtest")
 	cfg := startBroker(t, ctx)
 	envs := commandStream(t, []uint64{100, 101, 117, 130}, 400)
 	want := expectedOutputs(t, envs)
-	half := len(envs) / 4
-	produceCommands(t, ctx, cfg, envs[:half])
+	quarter := len(envs) / 4
+	produceCommands(t, ctx, cfg, envs[:quarter])
 
-	first := matcherProcess(t, bin, cfg.Brokers, "kill-test")
-	produced := feedWhileRunning(t, ctx, cfg, envs[half:], 200)
+	first := proctest.Start(t, bin, append(matcherEnv(cfg.Brokers, "kill-test"), stopAfter(500))...)
+	produced := feedWhileRunning(t, ctx, cfg, envs[quarter:], 200)
 	adm, err := kafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	waitCommitted(t, ctx, adm, 500)
-	stopInTransaction(t, ctx, adm, first, "matcher-kill-test")
+	txn := waitStoppedInTransaction(t, ctx, adm, first, "matcher-kill-test")
 	proctest.Kill(t, first)
-	if n := committedInputs(ctx, adm); n >= int64(len(envs)) {
-		t.Fatalf("the kill came after every command was committed (%d); make the stream longer", n)
-	}
+	t.Logf("killed in a transaction with outputs on %v, %d of %d commands committed", txn.Topics.Topics(), committedInputs(ctx, adm), len(envs))
 
 	matcherProcess(t, bin, cfg.Brokers, "kill-test")
-	<-produced
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
 	got := readOutputs(t, ctx, cfg)
 	assertSameOutputs(t, got, want)
 	assertAbortedOutputs(t, ctx, cfg, got)
 }
 
 // feedWhileRunning produces envs in batches of batch commands while the
-// matchers work; the channel closes once all are produced.
-func feedWhileRunning(t *testing.T, ctx context.Context, cfg kafka.Config, envs []topics.Envelope, batch int) <-chan struct{} {
-	produced := make(chan struct{})
+// matchers work; the channel gets the first error, or nil once all are
+// produced.
+func feedWhileRunning(t *testing.T, ctx context.Context, cfg kafka.Config, envs []topics.Envelope, batch int) <-chan error {
+	t.Helper()
+	cl, err := kafka.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := commandRecords(t, envs)
+	produced := make(chan error, 1)
 	go func() {
-		defer close(produced)
-		for start := 0; start < len(envs); start += batch {
-			produceCommands(t, ctx, cfg, envs[start:min(start+batch, len(envs))])
+		defer cl.Close()
+		for start := 0; start < len(recs); start += batch {
+			if err := cl.ProduceSync(ctx, recs[start:min(start+batch, len(recs))]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
 		}
+		produced <- nil
 	}()
 	return produced
 }
 
-// waitCommitted waits until the matcher group has committed at least n
-// commands.
-func waitCommitted(t *testing.T, ctx context.Context, cl *kgo.Client, n int64) {
+// waitStoppedInTransaction waits until proc, started with stopAfter, has
+// stopped itself, and checks that the transaction coordinator lists its
+// transaction txnID Ongoing with outputs in order-events or fills: the
+// process can send nothing more, so the transaction stays so until the
+// test kills or wakes it.
+func waitStoppedInTransaction(t *testing.T, ctx context.Context, cl *kgo.Client, proc *exec.Cmd, txnID string) kadm.DescribedTransaction {
 	t.Helper()
-	for committedInputs(ctx, cl) < n {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the matchers committed fewer than %d commands", n)
-		case <-time.After(20 * time.Millisecond):
-		}
+	poll.Until(t, "the matcher stopped at its stop point", func() bool { return stopped(proc.Process.Pid) })
+	adm := kadm.NewClient(cl)
+	var txn kadm.DescribedTransaction
+	poll.Until(t, "the stopped matcher's transaction described", func() bool {
+		d, err := adm.DescribeTransactions(ctx, txnID)
+		txn = d[txnID]
+		return err == nil && txn.Err == nil
+	})
+	if txn.State != "Ongoing" || len(txn.Topics[topics.OrderEvents]) == 0 && len(txn.Topics[topics.Fills]) == 0 {
+		t.Fatalf("the matcher stopped with its transaction %s %s on %v; want it Ongoing with outputs", txnID, txn.State, txn.Topics.Topics())
 	}
+	return txn
 }
 
-// stopInTransaction freezes proc (SIGSTOP) at a moment when its
-// transaction txnID is open and has written to order-events or fills: the
-// transaction coordinator lists it Ongoing with output partitions while
-// the process can send nothing more. Between two transactions it lets the
-// process go on and looks again.
-func stopInTransaction(t *testing.T, ctx context.Context, cl *kgo.Client, proc *exec.Cmd, txnID string) kadm.DescribedTransaction {
-	t.Helper()
-	adm := kadm.NewClient(cl)
-	for {
-		if err := proc.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		d, err := adm.DescribeTransactions(ctx, txnID)
-		if err == nil {
-			txn := d[txnID]
-			if txn.Err == nil && txn.State == "Ongoing" && (len(txn.Topics[topics.OrderEvents]) > 0 || len(txn.Topics[topics.Fills]) > 0) {
-				return txn
-			}
-		}
-		if err := proc.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("transaction %s never seen open with outputs (last error %v)", txnID, err)
-		case <-time.After(time.Millisecond):
-		}
+// stopped reports whether the process pid is stopped by a signal (state T
+// in /proc/pid/stat).
+func stopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
 	}
+	// The state follows the command name, in parentheses, and a space.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
 }
 
 // assertAbortedOutputs reads order-events and fills read_uncommitted,
@@ -178,27 +188,28 @@ func readUncommitted(t *testing.T, ctx context.Context, cfg kafka.Config, topic 
 // (SIGCONT) it cannot commit anything: it finds itself fenced and exits
 // with an error. A second instance trades its own partitions throughout.
 // Order events and fills are byte for byte those of an uninterrupted run,
-// and the zombie's outputs stay behind an abort marker.
+// and the zombie's outputs stay behind an abort marker. The zombie freezes
+// at its killtest stop point: in its first transaction with outputs after
+// it committed 200 commands.
 func TestZombieMatcherIsFenced(t *testing.T) {
 	ctx := testContext(t)
-	bin := proctest.Build(t, "../../cmd/matcher")
+	bin := proctest.Build(t, "../../cmd/matcher", "killtest")
 	cfg := startBroker(t, ctx)
 	envs := commandStream(t, everyPartition(), 100)
 	want := expectedOutputs(t, envs)
-	half := len(envs) / 4
-	produceCommands(t, ctx, cfg, envs[:half])
+	quarter := len(envs) / 4
+	produceCommands(t, ctx, cfg, envs[:quarter])
 
-	zombie := startLogged(t, bin, matcherEnv(cfg.Brokers, "zombie"))
+	zombie := startLogged(t, bin, append(matcherEnv(cfg.Brokers, "zombie"), stopAfter(200)))
 	matcherProcess(t, bin, cfg.Brokers, "steady")
-	produced := feedWhileRunning(t, ctx, cfg, envs[half:], 100)
+	produced := feedWhileRunning(t, ctx, cfg, envs[quarter:], 100)
 	cl, err := kafka.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	waitCommitted(t, ctx, cl, 500)
 	const txnID = "matcher-zombie"
-	frozen := stopInTransaction(t, ctx, cl, zombie.cmd, txnID)
+	frozen := waitStoppedInTransaction(t, ctx, cl, zombie.cmd, txnID)
 
 	// The replacement fences the zombie's producer: the coordinator aborts
 	// the open transaction with a higher epoch, and every transaction the
@@ -230,7 +241,9 @@ func TestZombieMatcherIsFenced(t *testing.T) {
 	}
 	t.Logf("the zombie ended: %s", lastLine(zombie.output()))
 
-	<-produced
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
 	got := readOutputs(t, ctx, cfg)
 	assertSameOutputs(t, got, want)
 	assertAbortedOutputs(t, ctx, cfg, got)

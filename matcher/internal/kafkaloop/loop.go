@@ -56,6 +56,8 @@ type Loop struct {
 
 	// beforeEnd, when set, runs before each transaction ends; an error
 	// stops Run there, leaving the transaction open like a crash would.
+	// Tests set it, and so does the kill tests' stop point
+	// (stoppoint_killtest.go).
 	beforeEnd func() error
 	// outputsOf, when set, stands in for the engines: it returns the
 	// outputs of a record, computed before. The benchmark that measures
@@ -109,6 +111,10 @@ func New(cfg Config) (*Loop, error) {
 		return nil, err
 	}
 	l := &Loop{cfg: cfg, log: cfg.Logger, parts: make(map[int32]*partition), snapshotPartBytes: snapshotPartBytes, lag: kafka.NewLag(cfg.Group)}
+	var err error
+	if l.beforeEnd, err = stopPoint(l); err != nil {
+		return nil, err
+	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Kafka.Brokers...),
 		kgo.ClientID(clientID(cfg)),

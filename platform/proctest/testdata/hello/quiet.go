@@ -1,0 +1,5 @@
+//go:build !loud
+
+package main
+
+const greeting = "hello from a built binary"
