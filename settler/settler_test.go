@@ -16,19 +16,37 @@ import (
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/poll"
 	"blockspace.exchange/platform/postgres/pgtest"
+	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/settler"
 	"blockspace.exchange/settler/internal/audit"
 	"blockspace.exchange/settler/schema"
 	"blockspace.exchange/topics"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, kafkatest.StopShared, proctest.RemoveBuilds) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// startBroker starts a real Kafka broker of the test's own holding the
-// catalog's topics, and a client of it that publishes without linger.
-func startBroker(t *testing.T) (*kafkatest.Broker, *kgo.Client) {
+// broker is where a test's Kafka broker listens.
+type broker interface{ Addrs() []string }
+
+// addrs is a broker known by its addresses.
+type addrs []string
+
+func (a addrs) Addrs() []string { return a }
+
+// startBroker returns the test binary's shared Kafka broker, emptied for
+// the test and holding the catalog's topics, and a client of it that
+// publishes without linger.
+func startBroker(t *testing.T) (broker, *kgo.Client) {
+	t.Helper()
+	cl, brokers := kafkatest.Start(t)
+	return addrs(brokers), cl
+}
+
+// startOwnBroker starts a Kafka broker of the test's own, which it may
+// kill, holding the catalog's topics, and a client like startBroker's.
+func startOwnBroker(t *testing.T) (*kafkatest.Broker, *kgo.Client) {
 	t.Helper()
 	b := kafkatest.StartBroker(t)
 	return b, b.Client(t)
@@ -284,7 +302,7 @@ func checkTransferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, 
 // (account_feed is empty).
 func TestSettlerRidesOutABrokerCrash(t *testing.T) {
 	const users, transfersPerUser = 30, 60
-	b, producer := startBroker(t)
+	b, producer := startOwnBroker(t)
 	pool := pgtest.New(t, schema.Migrations())
 	ctx := t.Context()
 	journal := func() int { return count(t, pool, `SELECT count(*) FROM journal`) }

@@ -19,6 +19,7 @@ import (
 	"blockspace.exchange/platform/kafka"
 	"blockspace.exchange/platform/kafka/kafkatest"
 	"blockspace.exchange/platform/kafka/kfakebroker"
+	"blockspace.exchange/platform/proctest"
 	"blockspace.exchange/topics"
 )
 
@@ -29,11 +30,15 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// startBroker starts a real Kafka broker of the test's own, with every
-// catalog topic.
+func TestMain(m *testing.M) { kafkatest.Main(m, proctest.RemoveBuilds) }
+
+// startBroker returns the matcher's view of the test binary's shared
+// broker, emptied for the test, with every catalog topic.
 func startBroker(t testing.TB, _ context.Context) kafka.Config {
 	t.Helper()
-	return brokerConfig(t, kafkatest.StartBroker(t))
+	cl, brokers := kafkatest.Start(t)
+	waitTopics(t, cl)
+	return kafka.Config{Brokers: brokers, ClientID: "matcher-test"}
 }
 
 // brokerConfig creates every catalog topic on b and returns the matcher's

@@ -51,11 +51,15 @@ func Empty(t testing.TB) {
 // pgtest.Main takes it: pgtest.Main(m, kafkatest.StopShared).
 func StopShared() { krafttest.StopShared() }
 
-// Main runs the tests, then stops the shared broker. Call it from TestMain:
+// Main runs the tests, then the functions after (proctest.RemoveBuilds,
+// say), then stops the shared broker. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { kafkatest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	StopShared()
 	os.Exit(code)
 }
