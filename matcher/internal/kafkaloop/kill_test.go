@@ -55,9 +55,9 @@ func stopAfter(n int) string { return fmt.Sprintf("%s=%d", stopAfterEnv, n) }
 // transaction with outputs after 500 commands committed, the process
 // stopped there by itself.
 func TestMatcherProcessKilledUnderLoad(t *testing.T) {
-	ctx := testContext(t)
 	bin := proctest.Build(t, "../../cmd/matcher", "killtest")
-	cfg := startBroker(t, ctx)
+	cfg := startBroker(t)
+	ctx := testContext(t)
 	envs := commandStream(t, []uint64{100, 101, 117, 130}, 400)
 	want := expectedOutputs(t, envs)
 	quarter := len(envs) / 4
@@ -192,9 +192,9 @@ func readUncommitted(t *testing.T, ctx context.Context, cfg kafka.Config, topic 
 // at its killtest stop point: in its first transaction with outputs after
 // it committed 200 commands.
 func TestZombieMatcherIsFenced(t *testing.T) {
-	ctx := testContext(t)
 	bin := proctest.Build(t, "../../cmd/matcher", "killtest")
-	cfg := startBroker(t, ctx)
+	cfg := startBroker(t)
+	ctx := testContext(t)
 	envs := commandStream(t, everyPartition(), 100)
 	want := expectedOutputs(t, envs)
 	quarter := len(envs) / 4
@@ -315,9 +315,9 @@ func committedInputs(ctx context.Context, cl *kgo.Client) int64 {
 // replacement and leave their commands unserved, and the replacement goes
 // on matching.
 func TestIdleZombieMatcherExits(t *testing.T) {
-	ctx := testContext(t)
 	bin := proctest.Build(t, "../../cmd/matcher")
-	cfg := startBroker(t, ctx)
+	cfg := startBroker(t)
+	ctx := testContext(t)
 	envs := commandStream(t, everyPartition(), 50)
 	want := expectedOutputs(t, envs)
 	first, second, third := envs[:len(envs)/3], envs[len(envs)/3:2*len(envs)/3], envs[2*len(envs)/3:]

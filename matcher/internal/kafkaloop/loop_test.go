@@ -33,8 +33,10 @@ func testContext(t *testing.T) context.Context {
 func TestMain(m *testing.M) { kafkatest.Main(m, proctest.RemoveBuilds) }
 
 // startBroker returns the matcher's view of the test binary's shared
-// broker, emptied for the test, with every catalog topic.
-func startBroker(t testing.TB, _ context.Context) kafka.Config {
+// broker, emptied for the test, with every catalog topic. Tests take it
+// before they start the clock of their own context: a turn on the shared
+// broker may take a while to come.
+func startBroker(t testing.TB) kafka.Config {
 	t.Helper()
 	cl, brokers := kafkatest.Start(t)
 	waitTopics(t, cl)
@@ -384,8 +386,8 @@ var errCrash = errors.New("crash before commit")
 // exactly the outputs of an uninterrupted run, byte for byte: no gap, no
 // duplicate, nothing of the aborted transaction.
 func TestExactlyOnceAcrossACrash(t *testing.T) {
+	cfg := startBroker(t)
 	ctx := testContext(t)
-	cfg := startBroker(t, ctx)
 	envs := commandStream(t, []uint64{100, 101, 117}, 120) // 100 and 116 share partition 4
 	produceCommands(t, ctx, cfg, envs)
 	want := expectedOutputs(t, envs)
@@ -444,8 +446,8 @@ func TestRunWaitsForTheBrokers(t *testing.T) {
 // The matcher's outputs are batches of the configured codec
 // (KAFKA_COMPRESSION), not the client library's default.
 func TestOutputsCarryTheConfiguredCodec(t *testing.T) {
+	cfg := startBroker(t)
 	ctx := testContext(t)
-	cfg := startBroker(t, ctx)
 	cfg.Compression = "gzip"
 	envs := commandStream(t, []uint64{100, 101}, 40)
 	produceCommands(t, ctx, cfg, envs)

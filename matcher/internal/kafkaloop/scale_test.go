@@ -21,9 +21,9 @@ import (
 // outputs are byte for byte those of one engine applying its commands in
 // order: no gap, no duplicate, nothing moved.
 func TestRaisePartitionsUnderLoadWithTwoInstances(t *testing.T) {
+	cfg := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := startBroker(t, ctx)
 
 	live := make([]uint64, 12)
 	for i := range live {

@@ -22,8 +22,8 @@ import (
 // round plus the records after it, and reads nothing before the round;
 // its outputs are byte for byte those of an uninterrupted run.
 func TestRebuildFromSnapshotAndTail(t *testing.T) {
+	cfg := startBroker(t)
 	ctx := testContext(t)
-	cfg := startBroker(t, ctx)
 	envs := commandStream(t, []uint64{100, 101, 117}, 200) // partitions 4 and 5
 	want := expectedOutputs(t, envs)
 	head, rest := envs[:400], envs[400:]
@@ -190,9 +190,9 @@ func newLoopWith(t testing.TB, cfg kafka.Config, c Config) *Loop {
 // from them; a later round with fewer parts deletes the parts it no longer
 // writes.
 func TestLargeSlotSnapshotsInParts(t *testing.T) {
+	cfg := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cfg := startBroker(t, ctx)
 	const slot, p = 100, 4
 	envs := largeSlotStream(t, slot, 50_000)
 	head, rest := envs[:len(envs)-2000], envs[len(envs)-2000:]
@@ -313,9 +313,9 @@ func snapshotKeys(t *testing.T, ctx context.Context, cfg kafka.Config, p int32) 
 // starts from the compacted round, reading only the records after it,
 // with outputs byte for byte those of an uninterrupted run.
 func TestSnapshotTopicCompactedAndRestored(t *testing.T) {
+	cfg := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := startBroker(t, ctx)
 	const p = 4 // slots 100, 116, 196 and 212
 	cl, err := kafka.NewClient(cfg)
 	if err != nil {
@@ -428,8 +428,8 @@ func snapshotLog(t *testing.T, ctx context.Context, cfg kafka.Config, p int32, k
 // marker. The reader ends at the first offset it sees from there on, once
 // the open transaction ends, and keeps nothing of either.
 func TestReadSnapshotsEndsPastAnAbortedRecord(t *testing.T) {
+	cfg := startBroker(t)
 	ctx := testContext(t)
-	cfg := startBroker(t, ctx)
 	const p = 3
 	txn := func(id string) *kgo.Client {
 		cl, err := kafka.NewClient(cfg, kgo.TransactionalID(id))
