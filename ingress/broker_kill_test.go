@@ -42,6 +42,9 @@ const outageLength = 20 * time.Second
 // published. A settler then applies exactly the acknowledged transfers
 // and withdrawals, and every balance is what they make it.
 func TestBrokerKilledWhileClientsSend(t *testing.T) {
+	// A broker of its own: it runs beside the other outage tests, after
+	// those that take the shared broker in turn.
+	t.Parallel()
 	const perKind = 3 // clients of each kind, each its own user
 	bin := proctest.Build(t, "./cmd/ingress")
 	h := startBackends(t, harnessOptions{before: (*harness).openTestMarkets, ownBroker: true})

@@ -256,6 +256,9 @@ func TestWithdrawJudgesEachItem(t *testing.T) {
 // (answering 503 would invite a retry that moves the money twice), and the
 // outbox relay delivers each command exactly once when the broker is back.
 func TestFundingCommandsSurviveKafkaOutage(t *testing.T) {
+	// A broker of its own: it runs beside the other outage tests, after
+	// those that take the shared broker in turn.
+	t.Parallel()
 	h := startHarness(t, harnessOptions{ownBroker: true,
 		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})

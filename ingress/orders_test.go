@@ -750,6 +750,9 @@ func TestOrderRoutesRefuseBadRequests(t *testing.T) {
 // through the outbox relay once the broker is back. A cancel while the
 // broker is down is refused with 503: nothing of it was stored.
 func TestCommandsSurviveKafkaOutage(t *testing.T) {
+	// A broker of its own: it runs beside the other outage tests, after
+	// those that take the shared broker in turn.
+	t.Parallel()
 	h := newMarketsHarness(t, harnessOptions{ownBroker: true,
 		outbox: ingress.OutboxConfig{PublishTimeout: 300 * time.Millisecond, RelayAge: 200 * time.Millisecond, RelayEvery: 100 * time.Millisecond},
 	})
