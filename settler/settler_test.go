@@ -301,6 +301,7 @@ func checkTransferStream(t *testing.T, pool *pgxpool.Pool, accs []userAccounts, 
 // one committed while the broker was down included, has reached Kafka
 // (account_feed is empty).
 func TestSettlerRidesOutABrokerCrash(t *testing.T) {
+	t.Parallel() // a broker of its own, killed: beside the tests on the shared one
 	const users, transfersPerUser = 30, 60
 	b, producer := startOwnBroker(t)
 	pool := pgtest.New(t, schema.Migrations())

@@ -150,6 +150,7 @@ func TestProducedBatchesCarryTheConfiguredCodec(t *testing.T) {
 }
 
 func TestPingFailsWhenTheBrokerIsGone(t *testing.T) {
+	t.Parallel() // a broker of its own, killed: beside the tests on the shared one
 	e := startOwnApache(t)
 	cl := newTestClient(t, e)
 	if err := Ping(testContext(t), cl); err != nil {

@@ -24,6 +24,7 @@ import (
 // client delivers the record, the row is deleted, and the topic holds the
 // command once.
 func TestRelayLeavesRowsItsClientHolds(t *testing.T) {
+	t.Parallel() // a broker of its own, killed: beside the tests on the shared one
 	ctx := t.Context()
 	pool := pgtest.New(t, migrations())
 	b := kafkatest.StartBroker(t)

@@ -114,6 +114,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // broker is killed, and holds again once the broker is back on the same
 // address, with the same client.
 func TestReadinessFollowsTheKafkaBroker(t *testing.T) {
+	t.Parallel() // a broker of its own, killed: beside the tests on the shared one
 	pool := pgtest.New(t, nil)
 	broker := kafkatest.StartBroker(t)
 	common := ReadCommon(config.FromMap(map[string]string{
