@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -297,10 +298,24 @@ func (c *Cluster) startPostgres(ctx context.Context) error {
 // topicctl apply, then settler -migrate.
 func (c *Cluster) oneShots(ctx context.Context) error {
 	c.log.Info("creating the topics and applying the migrations")
-	if err := c.runOnce(ctx, "topics", "topicctl", c.env("settler"), "-brokers", strings.Join(c.Brokers(), ","), "apply"); err != nil {
+	if err := c.runOnce(ctx, "topics", "topicctl", c.oneShotEnv("settler"), "-brokers", strings.Join(c.Brokers(), ","), "apply"); err != nil {
 		return err
 	}
-	return c.runOnce(ctx, "migrate", "settler", c.env("settler"), "-migrate")
+	return c.runOnce(ctx, "migrate", "settler", c.oneShotEnv("settler"), "-migrate")
+}
+
+// oneShotEnv is the environment of a one-shot step run with service's
+// binary. The binary binds the listeners its environment names while it
+// works (settler -migrate boots its admin endpoint as the service does);
+// nothing asks them, so each listener the compose file sets to :<port>
+// goes to a port the kernel picks on loopback, and a step never needs a
+// fixed port free.
+func (c *Cluster) oneShotEnv(service string) map[string]string {
+	env := c.env(service)
+	for _, k := range listeners(env) {
+		env[k] = "127.0.0.1:0"
+	}
+	return env
 }
 
 func (c *Cluster) runOnce(ctx context.Context, step, bin string, env map[string]string, args ...string) error {
@@ -418,20 +433,9 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 		name = service
 	}
 	env := c.env(service)
-	var listeners []string
-	for k, v := range env {
-		if listenVar.MatchString(v) && strings.HasSuffix(k, "_ADDR") {
-			listeners = append(listeners, k)
-		}
-	}
-	addrs, err := freeAddrs(len(listeners))
+	ports, err := place(env)
 	if err != nil {
 		return nil, err
-	}
-	ports := map[string]string{} // compose port → loopback address
-	for i, k := range listeners {
-		ports[listenVar.FindStringSubmatch(env[k])[1]] = addrs[i]
-		env[k] = addrs[i]
 	}
 	switch service {
 	case "matcher":
@@ -455,6 +459,36 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 		}
 	}
 	return in, nil
+}
+
+// listeners are the variables of env that name a listener the compose
+// file sets to :<port> (ADMIN_ADDR, HTTP_ADDR, ...), in a fixed order.
+func listeners(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if listenVar.MatchString(v) && strings.HasSuffix(k, "_ADDR") {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// place moves every listener of env that the compose file sets to
+// :<port> to a free loopback address of its own, and returns which
+// address took each compose port.
+func place(env map[string]string) (map[string]string, error) {
+	names := listeners(env)
+	addrs, err := freeAddrs(len(names))
+	if err != nil {
+		return nil, err
+	}
+	ports := make(map[string]string, len(names))
+	for i, k := range names {
+		ports[listenVar.FindStringSubmatch(env[k])[1]] = addrs[i]
+		env[k] = addrs[i]
+	}
+	return ports, nil
 }
 
 // routed reports whether the gateway routes requests to service.

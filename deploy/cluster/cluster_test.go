@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,49 @@ func TestRenderGatewayPointsEveryUpstreamAtItsInstances(t *testing.T) {
 	delete(ups, "orderflow-relay:8082")
 	if _, err := RenderGateway(string(conf), ups, public, "/run/dir"); err == nil || !strings.Contains(err.Error(), "orderflow-relay:8082") {
 		t.Errorf("render without the relay's instances: %v, want an error naming orderflow-relay:8082", err)
+	}
+}
+
+// TestRunnerListensOnLoopbackPortsOnly checks the environment the runner
+// gives its processes: the compose file's :<port> listeners (ADMIN_ADDR
+// :9100 in every service) stay the compose file's, and every process the
+// runner starts, one-shot steps included, listens on loopback ports of
+// its own, so that none needs a fixed port free.
+func TestRunnerListensOnLoopbackPortsOnly(t *testing.T) {
+	repo, err := findRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Config{Repo: repo, DataDir: t.TempDir()}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compose, err := ComposeEnv(filepath.Join(repo, "docker-compose.yml"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{cfg: cfg, compose: compose}
+	for _, svc := range Services {
+		names := listeners(c.env(svc))
+		if !slices.Contains(names, "ADMIN_ADDR") {
+			t.Fatalf("%s: listeners %v of its compose environment lack ADMIN_ADDR", svc, names)
+		}
+		instance := c.env(svc)
+		ports, err := place(instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ports["9100"] != instance["ADMIN_ADDR"] {
+			t.Errorf("%s: compose port 9100 placed at %q, ADMIN_ADDR is %q", svc, ports["9100"], instance["ADMIN_ADDR"])
+		}
+		oneShot := c.oneShotEnv(svc)
+		for _, k := range names {
+			if !strings.HasPrefix(instance[k], "127.0.0.1:") || strings.HasSuffix(instance[k], ":0") {
+				t.Errorf("%s instance: %s = %q, want a free loopback address", svc, k, instance[k])
+			}
+			if oneShot[k] != "127.0.0.1:0" {
+				t.Errorf("%s one-shot: %s = %q, want 127.0.0.1:0 (a port the kernel picks)", svc, k, oneShot[k])
+			}
+		}
 	}
 }
