@@ -51,6 +51,11 @@ type Config struct {
 	// at start: every run begins with an empty exchange. Default
 	// <Repo>/.data/cluster.
 	DataDir string
+	// BuildCache is where the service binaries are built before each run
+	// copies them into its DataDir; kept between runs, so that a run
+	// links again only the binaries whose sources changed. Default
+	// <Repo>/.cache/cluster-bin.
+	BuildCache string
 	// Public are the gateway's addresses by the port nginx.conf listens
 	// on: 8080 REST base, 8081 originator, 8082 searcher, 8083 orderflow.
 	// Default 127.0.0.1 with the same port; "127.0.0.1:0" picks a free one.
@@ -150,6 +155,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.DataDir = abs
+	if c.BuildCache == "" {
+		c.BuildCache = filepath.Join(c.Repo, ".cache", "cluster-bin")
+	}
+	if c.BuildCache, err = filepath.Abs(c.BuildCache); err != nil {
+		return c, err
+	}
 	if c.Public == nil {
 		c.Public = map[string]string{}
 	}
@@ -224,7 +235,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	c.binDir = filepath.Join(c.cfg.DataDir, "bin")
 	c.log.Info("building the service binaries")
-	if err := buildBinaries(ctx, c.cfg.Repo, c.binDir); err != nil {
+	if err := buildBinaries(ctx, c.cfg.Repo, c.cfg.BuildCache, c.binDir); err != nil {
 		return err
 	}
 	if err := c.startKafka(ctx); err != nil {
