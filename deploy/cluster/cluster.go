@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,23 +444,34 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 	if routed(service) && c.cfg.Instances[service] == 1 {
 		name = service
 	}
-	env := c.env(service)
-	ports, err := place(env)
-	if err != nil {
-		return nil, err
-	}
-	switch service {
-	case "matcher":
-		env["MATCHER_INSTANCE_ID"] = name
-	case "settler":
-		env["SETTLER_INSTANCE_ID"] = name
-	}
-	in := &Instance{Name: name, Service: service, Env: env, bin: filepath.Join(c.binDir, service),
-		logPath: filepath.Join(c.cfg.DataDir, "logs", name+".log")}
-	c.log.Info("starting " + name)
-	if err := in.Start(ctx, readyTimeout); err != nil {
+	var in *Instance
+	var ports map[string]string
+	// The free ports are chosen before the process binds them; another
+	// process may take one meanwhile, and then they are chosen again.
+	for attempt := 1; ; attempt++ {
+		env := c.env(service)
+		var err error
+		if ports, err = place(env); err != nil {
+			return nil, err
+		}
+		switch service {
+		case "matcher":
+			env["MATCHER_INSTANCE_ID"] = name
+		case "settler":
+			env["SETTLER_INSTANCE_ID"] = name
+		}
+		in = &Instance{Name: name, Service: service, Env: env, bin: filepath.Join(c.binDir, service),
+			logPath: filepath.Join(c.cfg.DataDir, "logs", name+".log")}
+		c.log.Info("starting " + name)
+		err = in.Start(ctx, readyTimeout)
+		if err == nil {
+			break
+		}
 		_ = in.Stop(5 * time.Second)
-		return nil, err
+		if attempt == portAttempts || !portTaken(err) {
+			return nil, err
+		}
+		c.log.Info(name + " found a port it was given taken; choosing its ports again")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -502,6 +514,16 @@ func place(env map[string]string) (map[string]string, error) {
 	return ports, nil
 }
 
+// portAttempts is how often a process is started on newly chosen free
+// ports when one of them was taken before the process bound it.
+const portAttempts = 3
+
+// portTaken reports whether err says a listener's port was in use, in the
+// words of Go's net package and of nginx.
+func portTaken(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "address already in use")
+}
+
 // routed reports whether the gateway routes requests to service.
 func routed(service string) bool {
 	return service == "ingress" || service == "query-api" || service == "orderflow-relay"
@@ -527,18 +549,55 @@ func (c *Cluster) RemoveInstance(service string) error {
 	return in.Stop(StopGrace)
 }
 
+// startGateway starts nginx on the public addresses; one with port 0
+// gets a free port, chosen now, just before nginx binds it (and again
+// should another process take it first).
 func (c *Cluster) startGateway(ctx context.Context) error {
 	c.mu.Lock()
 	ups := c.upstreams
 	c.mu.Unlock()
-	g, err := startGateway(ctx, c.cfg.Repo, filepath.Join(c.cfg.DataDir, "gateway"), filepath.Join(c.cfg.DataDir, "logs", "gateway.log"), ups, c.cfg.Public)
-	if err != nil {
-		return err
+	asked := c.cfg.Public
+	for attempt := 1; ; attempt++ {
+		public, err := resolvePublic(asked)
+		if err != nil {
+			return err
+		}
+		g, err := startGateway(ctx, c.cfg.Repo, filepath.Join(c.cfg.DataDir, "gateway"), filepath.Join(c.cfg.DataDir, "logs", "gateway.log"), ups, public)
+		if err == nil {
+			c.mu.Lock()
+			c.gateway, c.cfg.Public = g, public
+			c.mu.Unlock()
+			return nil
+		}
+		if attempt == portAttempts || !portTaken(err) {
+			return err
+		}
+		c.log.Info("the gateway found a public port taken; choosing it again")
 	}
-	c.mu.Lock()
-	c.gateway = g
-	c.mu.Unlock()
-	return nil
+}
+
+// resolvePublic returns public with every address of port 0 given a free
+// loopback port of its own.
+func resolvePublic(public map[string]string) (map[string]string, error) {
+	var zero []string
+	for port, addr := range public {
+		if _, p, err := net.SplitHostPort(addr); err == nil && p == "0" {
+			zero = append(zero, port)
+		}
+	}
+	slices.Sort(zero)
+	addrs, err := freeAddrs(len(zero))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(public))
+	for port, addr := range public {
+		out[port] = addr
+	}
+	for i, port := range zero {
+		out[port] = addrs[i]
+	}
+	return out, nil
 }
 
 // Instances returns the running instances of service, oldest first.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -173,5 +174,30 @@ func TestRunnerListensOnLoopbackPortsOnly(t *testing.T) {
 				t.Errorf("%s one-shot: %s = %q, want 127.0.0.1:0 (a port the kernel picks)", svc, k, oneShot[k])
 			}
 		}
+	}
+}
+
+// TestResolvePublicPicksFreePortsForPortZero checks the gateway's public
+// addresses: one of port 0 gets a free loopback port of its own when the
+// gateway starts, and a configured one stays as it is.
+func TestResolvePublicPicksFreePortsForPortZero(t *testing.T) {
+	asked := map[string]string{"8080": "127.0.0.1:0", "8081": "127.0.0.1:0", "8082": "127.0.0.1:18082", "8083": "127.0.0.1:0"}
+	got, err := resolvePublic(asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["8082"] != "127.0.0.1:18082" {
+		t.Errorf("8082: %q, want the configured 127.0.0.1:18082", got["8082"])
+	}
+	seen := map[string]bool{}
+	for _, port := range []string{"8080", "8081", "8083"} {
+		host, p, err := net.SplitHostPort(got[port])
+		if err != nil || host != "127.0.0.1" || p == "0" || seen[p] {
+			t.Errorf("%s: %q, want a loopback address with a port of its own", port, got[port])
+		}
+		seen[p] = true
+	}
+	if asked["8080"] != "127.0.0.1:0" {
+		t.Errorf("the asked addresses changed: %v", asked)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -66,9 +65,10 @@ const drillMarketLife = 10 * time.Minute
 
 func startShape(t *testing.T) *shape {
 	t.Helper()
+	// Port 0: the runner picks each public port as the gateway starts.
 	public := map[string]string{}
 	for _, port := range []string{"8080", "8081", "8082", "8083"} {
-		public[port] = freeLoopback(t)
+		public[port] = "127.0.0.1:0"
 	}
 	c, err := cluster.Start(t.Context(), cluster.Config{
 		DataDir: worldTempDir(t), Public: public, KafkaAddrs: []string{"", "", ""}, QuickBrokers: true, SlotLength: drillSlot,
@@ -95,16 +95,6 @@ func startShape(t *testing.T) *shape {
 	}
 	t.Cleanup(kcl.Close)
 	return &shape{Cluster: c, c: client{t: t, base: c.REST()}, pool: pool, kcl: kcl, adm: kadm.NewClient(kcl)}
-}
-
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // trader logs a new wallet in through the gateway, deposits amount ETH on
