@@ -19,7 +19,8 @@ function bannerValue(output, label) {
   return m[1];
 }
 
-// startCluster builds and starts the cluster runner. env adds or
+// startCluster starts the cluster runner (lib/devstack.mjs binary says
+// where it comes from), which builds the service binaries. env adds or
 // overrides variables (docs/deploy.md "The production shape on one
 // machine"). stop() sends SIGTERM, expects a clean exit and removes the
 // data directory.
@@ -37,7 +38,7 @@ export async function startCluster(env = {}) {
     ...env,
   });
   // The runner finds the compose file and the sources from the repository.
-  const proc = await launch('cluster', vars, (output) => output.includes('stop with Ctrl-C'), { cwd: () => repo, timeoutMs: 600_000 });
+  const proc = await launch('cluster', vars, (output) => output.includes('stop with Ctrl-C'), { cwd: () => repo });
   return {
     rest: `http://${addr(rest)}`,
     originator: `http://${addr(originator)}`,
