@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { freePorts, kafkaLibs, launch } from './devstack.mjs';
+import { freePorts, kafkaLibs, launch, retryTakenPorts } from './devstack.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -27,6 +27,10 @@ function bannerValue(output, label) {
 export async function startCluster(env = {}) {
   const libs = await kafkaLibs();
   await promisify(execFile)('bash', ['scripts/ensure-nginx.sh'], { cwd: repo });
+  return retryTakenPorts(() => startClusterOnce(libs, env));
+}
+
+async function startClusterOnce(libs, env) {
   const [rest, originator, searcher, orderflow, k1, k2, k3] = await freePorts(7);
   const addr = (p) => `127.0.0.1:${p}`;
   const vars = (dir) => ({

@@ -3,7 +3,7 @@
 // that drive it the way outside clients do, and stops it cleanly.
 import { spawn, execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { access, mkdtemp, chmod, rm } from 'node:fs/promises';
+import { access, mkdtemp, chmod, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,16 +12,45 @@ import { promisify } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-// freePorts returns n distinct ports the kernel reports free on 127.0.0.1.
+// freePorts returns n distinct ports free on 127.0.0.1, chosen at random
+// below the kernel's ephemeral range (ip_local_port_range). A stack binds
+// its ports a while after they are chosen; a port the kernel handed out
+// for listen(0) is back in that range once closed, where any outgoing
+// connection on the machine may take it meanwhile, and one below the
+// range is never taken that way.
 export async function freePorts(n) {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
+  const [low] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '32768'))
+    .trim().split(/\s+/).map(Number);
+  const first = 10_000;
+  if (!(low - first > 1000 + n)) throw new Error(`the ephemeral port range starts at ${low}: no room below it`);
+  const ports = new Set();
+  while (ports.size < n) {
+    const port = first + Math.floor(Math.random() * (low - first));
+    if (!ports.has(port) && await canListen(port)) ports.add(port);
+  }
+  return [...ports];
+}
+
+// canListen reports whether port can be bound on 127.0.0.1 now.
+function canListen(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  })));
-  const ports = servers.map((s) => s.address().port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+// retryTakenPorts calls start, which chooses free ports and starts a
+// process on them, up to three times while it fails because another
+// process took one of its ports before it bound it.
+export async function retryTakenPorts(start) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt === 3 || !/address already in use/i.test(err.message)) throw err;
+    }
+  }
 }
 
 // waitUntil polls check every 100 ms until it returns a truthy value.
@@ -125,6 +154,10 @@ export async function kafkaLibs() {
 // data directory.
 export async function startStack(env = {}) {
   const libs = await kafkaLibs();
+  return retryTakenPorts(() => startStackOnce(libs, env));
+}
+
+async function startStackOnce(libs, env) {
   const [rest, admin, kafka, originator, searcher, orderflow, builder, chain] = await freePorts(8);
   const addr = (p) => `127.0.0.1:${p}`;
   const vars = (dir) => ({
