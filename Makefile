@@ -70,10 +70,13 @@ test-go:
 # they start the dev stack, and one of them the production shape,
 # themselves, after the Go tests. The commands they start are built here
 # once for the whole run, into bin/e2e (E2E_BIN_DIR; without it each test
-# file builds what it starts).
+# file builds what it starts). Two files run at a time, each stack on free
+# ports of its own (on two cores Node 20 would run one at a time; all four
+# at once overload two cores shared with other work).
+E2E_CONCURRENCY ?= 2
 test-e2e:
 	$(GO) build -o bin/e2e/ ./deploy/cmd/exchange ./deploy/cmd/cluster
-	cd deploy/e2e && E2E_BIN_DIR=$(CURDIR)/bin/e2e node --test
+	cd deploy/e2e && E2E_BIN_DIR=$(CURDIR)/bin/e2e node --test --test-concurrency=$(E2E_CONCURRENCY)
 
 # Every module must build and vet on its own, outside the workspace.
 test-gowork-off:
