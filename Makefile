@@ -87,9 +87,16 @@ test-times: deps
 		$(GO) run ./deploy/cmd/testtimes .cache/test-times.json; exit $$status
 
 # End-to-end tests with outside clients (Node's test runner in deploy/e2e);
-# they start the dev stack themselves, after the Go tests.
+# they start the dev stack, and one of them the production shape,
+# themselves, after the Go tests. The commands they start are built here
+# once for the whole run, into bin/e2e (E2E_BIN_DIR; without it each test
+# file builds what it starts). Two files run at a time, each stack on free
+# ports of its own (on two cores Node 20 would run one at a time; all four
+# at once overload two cores shared with other work).
+E2E_CONCURRENCY ?= 2
 test-e2e:
-	cd deploy/e2e && node --test
+	$(GO) build -o bin/e2e/ ./deploy/cmd/exchange ./deploy/cmd/cluster
+	cd deploy/e2e && E2E_BIN_DIR=$(CURDIR)/bin/e2e node --test --test-concurrency=$(E2E_CONCURRENCY)
 
 # Every module must build and vet on its own, outside the workspace.
 test-gowork-off:

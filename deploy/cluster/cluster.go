@@ -18,10 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +52,11 @@ type Config struct {
 	// at start: every run begins with an empty exchange. Default
 	// <Repo>/.data/cluster.
 	DataDir string
+	// BuildCache is where the service binaries are built before each run
+	// copies them into its DataDir; kept between runs, so that a run
+	// links again only the binaries whose sources changed. Default
+	// <Repo>/.cache/cluster-bin.
+	BuildCache string
 	// Public are the gateway's addresses by the port nginx.conf listens
 	// on: 8080 REST base, 8081 originator, 8082 searcher, 8083 orderflow.
 	// Default 127.0.0.1 with the same port; "127.0.0.1:0" picks a free one.
@@ -149,6 +156,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.DataDir = abs
+	if c.BuildCache == "" {
+		c.BuildCache = filepath.Join(c.Repo, ".cache", "cluster-bin")
+	}
+	if c.BuildCache, err = filepath.Abs(c.BuildCache); err != nil {
+		return c, err
+	}
 	if c.Public == nil {
 		c.Public = map[string]string{}
 	}
@@ -223,7 +236,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	c.binDir = filepath.Join(c.cfg.DataDir, "bin")
 	c.log.Info("building the service binaries")
-	if err := buildBinaries(ctx, c.cfg.Repo, c.binDir); err != nil {
+	if err := buildBinaries(ctx, c.cfg.Repo, c.cfg.BuildCache, c.binDir); err != nil {
 		return err
 	}
 	if err := c.startKafka(ctx); err != nil {
@@ -297,10 +310,24 @@ func (c *Cluster) startPostgres(ctx context.Context) error {
 // topicctl apply, then settler -migrate.
 func (c *Cluster) oneShots(ctx context.Context) error {
 	c.log.Info("creating the topics and applying the migrations")
-	if err := c.runOnce(ctx, "topics", "topicctl", c.env("settler"), "-brokers", strings.Join(c.Brokers(), ","), "apply"); err != nil {
+	if err := c.runOnce(ctx, "topics", "topicctl", c.oneShotEnv("settler"), "-brokers", strings.Join(c.Brokers(), ","), "apply"); err != nil {
 		return err
 	}
-	return c.runOnce(ctx, "migrate", "settler", c.env("settler"), "-migrate")
+	return c.runOnce(ctx, "migrate", "settler", c.oneShotEnv("settler"), "-migrate")
+}
+
+// oneShotEnv is the environment of a one-shot step run with service's
+// binary. The binary binds the listeners its environment names while it
+// works (settler -migrate boots its admin endpoint as the service does);
+// nothing asks them, so each listener the compose file sets to :<port>
+// goes to a port the kernel picks on loopback, and a step never needs a
+// fixed port free.
+func (c *Cluster) oneShotEnv(service string) map[string]string {
+	env := c.env(service)
+	for _, k := range listeners(env) {
+		env[k] = "127.0.0.1:0"
+	}
+	return env
 }
 
 func (c *Cluster) runOnce(ctx context.Context, step, bin string, env map[string]string, args ...string) error {
@@ -417,34 +444,34 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 	if routed(service) && c.cfg.Instances[service] == 1 {
 		name = service
 	}
-	env := c.env(service)
-	var listeners []string
-	for k, v := range env {
-		if listenVar.MatchString(v) && strings.HasSuffix(k, "_ADDR") {
-			listeners = append(listeners, k)
+	var in *Instance
+	var ports map[string]string
+	// The free ports are chosen before the process binds them; another
+	// process may take one meanwhile, and then they are chosen again.
+	for attempt := 1; ; attempt++ {
+		env := c.env(service)
+		var err error
+		if ports, err = place(env); err != nil {
+			return nil, err
 		}
-	}
-	addrs, err := freeAddrs(len(listeners))
-	if err != nil {
-		return nil, err
-	}
-	ports := map[string]string{} // compose port → loopback address
-	for i, k := range listeners {
-		ports[listenVar.FindStringSubmatch(env[k])[1]] = addrs[i]
-		env[k] = addrs[i]
-	}
-	switch service {
-	case "matcher":
-		env["MATCHER_INSTANCE_ID"] = name
-	case "settler":
-		env["SETTLER_INSTANCE_ID"] = name
-	}
-	in := &Instance{Name: name, Service: service, Env: env, bin: filepath.Join(c.binDir, service),
-		logPath: filepath.Join(c.cfg.DataDir, "logs", name+".log")}
-	c.log.Info("starting " + name)
-	if err := in.Start(ctx, readyTimeout); err != nil {
+		switch service {
+		case "matcher":
+			env["MATCHER_INSTANCE_ID"] = name
+		case "settler":
+			env["SETTLER_INSTANCE_ID"] = name
+		}
+		in = &Instance{Name: name, Service: service, Env: env, bin: filepath.Join(c.binDir, service),
+			logPath: filepath.Join(c.cfg.DataDir, "logs", name+".log")}
+		c.log.Info("starting " + name)
+		err = in.Start(ctx, readyTimeout)
+		if err == nil {
+			break
+		}
 		_ = in.Stop(5 * time.Second)
-		return nil, err
+		if attempt == portAttempts || !portTaken(err) {
+			return nil, err
+		}
+		c.log.Info(name + " found a port it was given taken; choosing its ports again")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -455,6 +482,46 @@ func (c *Cluster) AddInstance(ctx context.Context, service string) (*Instance, e
 		}
 	}
 	return in, nil
+}
+
+// listeners are the variables of env that name a listener the compose
+// file sets to :<port> (ADMIN_ADDR, HTTP_ADDR, ...), in a fixed order.
+func listeners(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if listenVar.MatchString(v) && strings.HasSuffix(k, "_ADDR") {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// place moves every listener of env that the compose file sets to
+// :<port> to a free loopback address of its own, and returns which
+// address took each compose port.
+func place(env map[string]string) (map[string]string, error) {
+	names := listeners(env)
+	addrs, err := freeAddrs(len(names))
+	if err != nil {
+		return nil, err
+	}
+	ports := make(map[string]string, len(names))
+	for i, k := range names {
+		ports[listenVar.FindStringSubmatch(env[k])[1]] = addrs[i]
+		env[k] = addrs[i]
+	}
+	return ports, nil
+}
+
+// portAttempts is how often a process is started on newly chosen free
+// ports when one of them was taken before the process bound it.
+const portAttempts = 3
+
+// portTaken reports whether err says a listener's port was in use, in the
+// words of Go's net package and of nginx.
+func portTaken(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "address already in use")
 }
 
 // routed reports whether the gateway routes requests to service.
@@ -482,18 +549,55 @@ func (c *Cluster) RemoveInstance(service string) error {
 	return in.Stop(StopGrace)
 }
 
+// startGateway starts nginx on the public addresses; one with port 0
+// gets a free port, chosen now, just before nginx binds it (and again
+// should another process take it first).
 func (c *Cluster) startGateway(ctx context.Context) error {
 	c.mu.Lock()
 	ups := c.upstreams
 	c.mu.Unlock()
-	g, err := startGateway(ctx, c.cfg.Repo, filepath.Join(c.cfg.DataDir, "gateway"), filepath.Join(c.cfg.DataDir, "logs", "gateway.log"), ups, c.cfg.Public)
-	if err != nil {
-		return err
+	asked := c.cfg.Public
+	for attempt := 1; ; attempt++ {
+		public, err := resolvePublic(asked)
+		if err != nil {
+			return err
+		}
+		g, err := startGateway(ctx, c.cfg.Repo, filepath.Join(c.cfg.DataDir, "gateway"), filepath.Join(c.cfg.DataDir, "logs", "gateway.log"), ups, public)
+		if err == nil {
+			c.mu.Lock()
+			c.gateway, c.cfg.Public = g, public
+			c.mu.Unlock()
+			return nil
+		}
+		if attempt == portAttempts || !portTaken(err) {
+			return err
+		}
+		c.log.Info("the gateway found a public port taken; choosing it again")
 	}
-	c.mu.Lock()
-	c.gateway = g
-	c.mu.Unlock()
-	return nil
+}
+
+// resolvePublic returns public with every address of port 0 given a free
+// loopback port of its own.
+func resolvePublic(public map[string]string) (map[string]string, error) {
+	var zero []string
+	for port, addr := range public {
+		if _, p, err := net.SplitHostPort(addr); err == nil && p == "0" {
+			zero = append(zero, port)
+		}
+	}
+	slices.Sort(zero)
+	addrs, err := freeAddrs(len(zero))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(public))
+	for port, addr := range public {
+		out[port] = addr
+	}
+	for i, port := range zero {
+		out[port] = addrs[i]
+	}
+	return out, nil
 }
 
 // Instances returns the running instances of service, oldest first.

@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,5 +130,74 @@ func TestRenderGatewayPointsEveryUpstreamAtItsInstances(t *testing.T) {
 	delete(ups, "orderflow-relay:8082")
 	if _, err := RenderGateway(string(conf), ups, public, "/run/dir"); err == nil || !strings.Contains(err.Error(), "orderflow-relay:8082") {
 		t.Errorf("render without the relay's instances: %v, want an error naming orderflow-relay:8082", err)
+	}
+}
+
+// TestRunnerListensOnLoopbackPortsOnly checks the environment the runner
+// gives its processes: the compose file's :<port> listeners (ADMIN_ADDR
+// :9100 in every service) stay the compose file's, and every process the
+// runner starts, one-shot steps included, listens on loopback ports of
+// its own, so that none needs a fixed port free.
+func TestRunnerListensOnLoopbackPortsOnly(t *testing.T) {
+	repo, err := findRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Config{Repo: repo, DataDir: t.TempDir()}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compose, err := ComposeEnv(filepath.Join(repo, "docker-compose.yml"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{cfg: cfg, compose: compose}
+	for _, svc := range Services {
+		names := listeners(c.env(svc))
+		if !slices.Contains(names, "ADMIN_ADDR") {
+			t.Fatalf("%s: listeners %v of its compose environment lack ADMIN_ADDR", svc, names)
+		}
+		instance := c.env(svc)
+		ports, err := place(instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ports["9100"] != instance["ADMIN_ADDR"] {
+			t.Errorf("%s: compose port 9100 placed at %q, ADMIN_ADDR is %q", svc, ports["9100"], instance["ADMIN_ADDR"])
+		}
+		oneShot := c.oneShotEnv(svc)
+		for _, k := range names {
+			if !strings.HasPrefix(instance[k], "127.0.0.1:") || strings.HasSuffix(instance[k], ":0") {
+				t.Errorf("%s instance: %s = %q, want a free loopback address", svc, k, instance[k])
+			}
+			if oneShot[k] != "127.0.0.1:0" {
+				t.Errorf("%s one-shot: %s = %q, want 127.0.0.1:0 (a port the kernel picks)", svc, k, oneShot[k])
+			}
+		}
+	}
+}
+
+// TestResolvePublicPicksFreePortsForPortZero checks the gateway's public
+// addresses: one of port 0 gets a free loopback port of its own when the
+// gateway starts, and a configured one stays as it is.
+func TestResolvePublicPicksFreePortsForPortZero(t *testing.T) {
+	asked := map[string]string{"8080": "127.0.0.1:0", "8081": "127.0.0.1:0", "8082": "127.0.0.1:18082", "8083": "127.0.0.1:0"}
+	got, err := resolvePublic(asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["8082"] != "127.0.0.1:18082" {
+		t.Errorf("8082: %q, want the configured 127.0.0.1:18082", got["8082"])
+	}
+	seen := map[string]bool{}
+	for _, port := range []string{"8080", "8081", "8083"} {
+		host, p, err := net.SplitHostPort(got[port])
+		if err != nil || host != "127.0.0.1" || p == "0" || seen[p] {
+			t.Errorf("%s: %q, want a loopback address with a port of its own", port, got[port])
+		}
+		seen[p] = true
+	}
+	if asked["8080"] != "127.0.0.1:0" {
+		t.Errorf("the asked addresses changed: %v", asked)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -202,15 +203,55 @@ func tail(path string, n int) string {
 }
 
 // buildBinaries builds the service binaries and topicctl from the
-// repository into dir, one `go build` for all of them.
-func buildBinaries(ctx context.Context, repo, dir string) error {
-	args := append([]string{"build", "-o", dir + string(filepath.Separator)}, binaryPackages...)
+// repository, one `go build` for all of them, into cache, where go build
+// links again only what changed since the last run (a fresh directory
+// would cost every link again), then copies them into dir: the run
+// executes its own copies, and a later build never changes what its
+// processes start. Runs that build at the same time take turns on a lock
+// in cache.
+func buildBinaries(ctx context.Context, repo, cache, dir string) error {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return fmt.Errorf("build service binaries: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("build service binaries: %w", err)
+	}
+	defer lock.Close() // closing the file releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("build service binaries: lock %s: %w", lock.Name(), err)
+	}
+	args := append([]string{"build", "-o", cache + string(filepath.Separator)}, binaryPackages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = repo
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build service binaries: %w\n%s", err, out)
 	}
+	for _, pkg := range binaryPackages {
+		name := filepath.Base(pkg)
+		if err := copyFile(filepath.Join(dir, name), filepath.Join(cache, name), 0o755); err != nil {
+			return fmt.Errorf("build service binaries: %w", err)
+		}
+	}
 	return nil
+}
+
+// copyFile copies the file src to a new file dst with mode perm.
+func copyFile(dst, src string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // binaryPackages are the main packages the cluster runs, each building a

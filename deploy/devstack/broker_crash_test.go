@@ -21,17 +21,67 @@ import (
 // outage is how long the broker stays dead in TestBrokerKilledWhileTrading.
 const outage = 20 * time.Second
 
-// crashLoad is what a client sent through ingress while the broker died,
-// and what ingress answered.
+// crashLoad is what a client sent through ingress while a part of the
+// system died, and what ingress answered. The client sends one request at
+// a time, at most one every crashPace, and spends only what it has: a
+// transfer or a withdrawal only while the ones acknowledged so far leave
+// the current account enough for it, an order only while the trading
+// account covers its reservation. So the load is bounded by the time a
+// drill lasts and by the trader's funds, and however fast the machine
+// sends, no request is refused for want of funds.
 type crashLoad struct {
 	orders      []int64         // acknowledged resting buys
 	transfers   int             // acknowledged transfers of crashAmount, current to preconf
 	withdrawals map[string]bool // acknowledged withdrawal request ids
 	refused     map[int]int     // status → count of requests refused (never 200)
+	unfunded    int             // requests not sent: the funds left did not cover them
+	next        time.Time       // when the client may send again
 }
 
-// crashAmount is each transfer's and each withdrawal's quantity.
-var crashAmount = decimal.RequireFromString("0.01")
+func newCrashLoad() *crashLoad {
+	return &crashLoad{withdrawals: map[string]bool{}, refused: map[int]int{}}
+}
+
+// crashFunds is what the load's trader holds in each of its current and
+// trading accounts when the load starts: 10 deposited, 5 moved to trading.
+var crashFunds = decimal.NewFromInt(5)
+
+// crashAmount is each transfer's and each withdrawal's quantity, and
+// crashFee the fee of a withdrawal to the dev chain (migration 0001).
+var crashAmount, crashFee = decimal.RequireFromString("0.01"), decimal.RequireFromString("0.0001")
+
+// crashPrice is the price of each resting buy; crashReserve bounds what one
+// reserves, price × (1 + buy fee rate), the rate being below 1.
+var crashPrice = decimal.RequireFromString("0.001")
+var crashReserve = crashPrice.Mul(decimal.NewFromInt(2))
+
+// crashPace is the least time between two requests of the load. A
+// request through the gateway took about 200 ms on the 2-core
+// development machine during a full test run, so there the pace changes
+// nothing; a faster machine sends at most 20 a second.
+const crashPace = 50 * time.Millisecond
+
+// left is what the acknowledged requests leave in the current account
+// and free in the trading account.
+func (l *crashLoad) left() (current, preconf decimal.Decimal) {
+	moved := crashAmount.Mul(decimal.NewFromInt(int64(l.transfers)))
+	withdrawn := crashAmount.Add(crashFee).Mul(decimal.NewFromInt(int64(len(l.withdrawals))))
+	reserved := crashReserve.Mul(decimal.NewFromInt(int64(len(l.orders))))
+	return crashFunds.Sub(moved).Sub(withdrawn), crashFunds.Add(moved).Sub(reserved)
+}
+
+// covers reports whether the funds left pay for the i-th request.
+func (l *crashLoad) covers(i int) bool {
+	current, preconf := l.left()
+	switch i % 3 {
+	case 0:
+		return preconf.GreaterThanOrEqual(crashReserve)
+	case 1:
+		return current.GreaterThanOrEqual(crashAmount)
+	default:
+		return current.GreaterThanOrEqual(crashAmount.Add(crashFee))
+	}
+}
 
 // TestBrokerKilledWhileTrading kills the stack's Apache Kafka broker with
 // SIGKILL while a client keeps placing orders, moving funds between its
@@ -52,9 +102,9 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 	c := client{t: t, base: s.Addresses().REST}
 	tr := logIn(t, c, newWallet(t))
 	s.fund(tr, 1, "10", "5")
-	instrument := lastingMarket(t, c)
+	instrument := lastingMarket(t, c, outage+90*time.Second)
 
-	load := &crashLoad{withdrawals: map[string]bool{}, refused: map[int]int{}}
+	load := newCrashLoad()
 	for i := range 9 {
 		load.send(t, tr, instrument, i)
 	}
@@ -71,7 +121,8 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 	for i := range 9 {
 		load.send(t, tr, instrument, i)
 	}
-	t.Logf("acknowledged %d orders, %d transfers, %d withdrawals; refused %v", len(load.orders), load.transfers, len(load.withdrawals), load.refused)
+	t.Logf("acknowledged %d orders, %d transfers, %d withdrawals; refused %v, %d not covered by the funds left",
+		len(load.orders), load.transfers, len(load.withdrawals), load.refused, load.unfunded)
 	if load.refused[503] == 0 {
 		t.Errorf("no request was refused with 503 during a %s outage: ingress never noticed Kafka was gone", outage)
 	}
@@ -83,14 +134,15 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 	}
 }
 
-// lastingMarket is an open whole-block market that stays open for longer
-// than the test runs.
-func lastingMarket(t *testing.T, c client) string {
+// lastingMarket is an open whole-block market whose trading closes no
+// sooner than life from now (its open orders expire then), longer than
+// the test runs.
+func lastingMarket(t *testing.T, c client, life time.Duration) string {
 	t.Helper()
 	var slot uint64
 	poll.Until(t, "an open whole-block market", func() bool {
 		for _, m := range markets(t, c.base+"/api/v1/p/wholeblock/markets") {
-			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(outage+90*time.Second)) {
+			if m.Status == topics.MarketStatusOpen && time.UnixMilli(m.MaturityTime).After(time.Now().Add(life)) {
 				slot = max(slot, m.Slot)
 			}
 		}
@@ -100,15 +152,22 @@ func lastingMarket(t *testing.T, c client) string {
 }
 
 // send makes the i-th request of the load: a resting buy, a transfer or a
-// withdrawal, in turn, and records what ingress answered. Any answer but
-// an acceptance or a 503 with Retry-After fails the test.
+// withdrawal, in turn, and records what ingress answered; a request the
+// funds left do not cover is not sent. Any answer but an acceptance or a
+// 503 with Retry-After fails the test.
 func (l *crashLoad) send(t *testing.T, tr *trader, instrument string, i int) {
 	t.Helper()
+	time.Sleep(time.Until(l.next))
+	l.next = time.Now().Add(crashPace)
+	if !l.covers(i) {
+		l.unfunded++
+		return
+	}
 	var a answer
 	switch i % 3 {
 	case 0:
 		a = tr.send("POST", "/api/v1/wholeblock/order", map[string]any{"accountId": tr.preconf, "instrumentId": instrument,
-			"side": true, "orderType": 2, "quantity": "1", "price": "0.001"})
+			"side": true, "orderType": 2, "quantity": "1", "price": crashPrice.String()})
 	case 1:
 		a = tr.c.do("POST", "/api/v1/user/account/transfer/token", url.Values{"fromAccountId": {fmt.Sprint(tr.current)},
 			"toAccountId": {fmt.Sprint(tr.preconf)}, "tokenId": {"1"}, "quantity": {crashAmount.String()}}, tr.auth)
@@ -152,10 +211,9 @@ func (l *crashLoad) send(t *testing.T, tr *trader, instrument string, i int) {
 func (l *crashLoad) waitApplied(t *testing.T, pool *pgxpool.Pool, tr *trader) {
 	t.Helper()
 	moved := crashAmount.Mul(decimal.NewFromInt(int64(l.transfers)))
-	wantPreconf := decimal.NewFromInt(5).Add(moved)
-	fee := decimal.RequireFromString("0.0001")
-	withdrawn := crashAmount.Add(fee).Mul(decimal.NewFromInt(int64(len(l.withdrawals))))
-	wantCurrent := decimal.NewFromInt(5).Sub(moved).Sub(withdrawn)
+	wantPreconf := crashFunds.Add(moved)
+	withdrawn := crashAmount.Add(crashFee).Mul(decimal.NewFromInt(int64(len(l.withdrawals))))
+	wantCurrent := crashFunds.Sub(moved).Sub(withdrawn)
 	poll.Until(t, "every acknowledged order resting in the book", func() bool {
 		var resting int
 		err := pool.QueryRow(t.Context(), `SELECT count(*) FROM orders WHERE order_id = ANY($1) AND status = $2`,

@@ -128,7 +128,7 @@ func (tr *trader) waitBalance(what string, account int64, quantity, locked strin
 	tr.t.Helper()
 	q, l := decimal.RequireFromString(quantity), decimal.RequireFromString(locked)
 	var last users.TokenBalance
-	poll.Before(tr.t, what, time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, what, time.Now().Add(poll.Timeout), func() bool {
 		last = tr.balance(account)
 		return last.Quantity.Equal(q) && last.LockedQuantity.Equal(l) && last.AvailableQuantity.Equal(q.Sub(l))
 	}, func() string {
@@ -197,7 +197,7 @@ func (tr *trader) placeAnswer(o map[string]any) map[string]any {
 	path := "/api/v1/" + string(family(tr.t, o["instrumentId"].(string))) + "/order"
 	var placed struct{ Orders []map[string]any }
 	var last []byte
-	poll.Before(tr.t, "order entry to accept the order", time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, "order entry to accept the order", time.Now().Add(poll.Timeout), func() bool {
 		a := tr.send("POST", path, o)
 		last = a.raw
 		placed.Orders = nil
@@ -225,7 +225,7 @@ func (tr *trader) orders(fam topics.Family) map[int64]ownOrder {
 func (tr *trader) waitOrders(what string, fam topics.Family, want map[int64]int) {
 	tr.t.Helper()
 	var got map[int64]ownOrder
-	poll.Before(tr.t, what, time.Now().Add(30*time.Second), func() bool {
+	poll.Before(tr.t, what, time.Now().Add(poll.Timeout), func() bool {
 		got = tr.orders(fam)
 		for id, st := range want {
 			if got[id].Status != st {

@@ -27,7 +27,10 @@ const DEPOSITOR_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603
 let stack;
 
 before(async () => {
-  stack = await startStack();
+  // Order answers carry the matcher's decision when it comes within
+  // ORDER_ANSWER_WAIT: the longest wait ingress allows, so that a loaded
+  // machine's decision still makes it into the answer.
+  stack = await startStack({ ORDER_ANSWER_WAIT: '5s' });
 });
 
 after(async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { freePorts, kafkaLibs, launch } from './devstack.mjs';
+import { freePorts, kafkaLibs, launch, retryTakenPorts } from './devstack.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -19,13 +19,18 @@ function bannerValue(output, label) {
   return m[1];
 }
 
-// startCluster builds and starts the cluster runner. env adds or
+// startCluster starts the cluster runner (lib/devstack.mjs binary says
+// where it comes from), which builds the service binaries. env adds or
 // overrides variables (docs/deploy.md "The production shape on one
 // machine"). stop() sends SIGTERM, expects a clean exit and removes the
 // data directory.
 export async function startCluster(env = {}) {
   const libs = await kafkaLibs();
   await promisify(execFile)('bash', ['scripts/ensure-nginx.sh'], { cwd: repo });
+  return retryTakenPorts(() => startClusterOnce(libs, env));
+}
+
+async function startClusterOnce(libs, env) {
   const [rest, originator, searcher, orderflow, k1, k2, k3] = await freePorts(7);
   const addr = (p) => `127.0.0.1:${p}`;
   const vars = (dir) => ({
@@ -37,7 +42,7 @@ export async function startCluster(env = {}) {
     ...env,
   });
   // The runner finds the compose file and the sources from the repository.
-  const proc = await launch('cluster', vars, (output) => output.includes('stop with Ctrl-C'), { cwd: () => repo, timeoutMs: 600_000 });
+  const proc = await launch('cluster', vars, (output) => output.includes('stop with Ctrl-C'), { cwd: () => repo });
   return {
     rest: `http://${addr(rest)}`,
     originator: `http://${addr(originator)}`,

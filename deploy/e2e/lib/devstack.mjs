@@ -2,7 +2,8 @@
 // free loopback ports with a fresh data directory, for end-to-end tests
 // that drive it the way outside clients do, and stops it cleanly.
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { access, mkdtemp, chmod, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,16 +12,45 @@ import { promisify } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-// freePorts returns n distinct ports the kernel reports free on 127.0.0.1.
+// freePorts returns n distinct ports free on 127.0.0.1, chosen at random
+// below the kernel's ephemeral range (ip_local_port_range). A stack binds
+// its ports a while after they are chosen; a port the kernel handed out
+// for listen(0) is back in that range once closed, where any outgoing
+// connection on the machine may take it meanwhile, and one below the
+// range is never taken that way.
 export async function freePorts(n) {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
+  const [low] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '32768'))
+    .trim().split(/\s+/).map(Number);
+  const first = 10_000;
+  if (!(low - first > 1000 + n)) throw new Error(`the ephemeral port range starts at ${low}: no room below it`);
+  const ports = new Set();
+  while (ports.size < n) {
+    const port = first + Math.floor(Math.random() * (low - first));
+    if (!ports.has(port) && await canListen(port)) ports.add(port);
+  }
+  return [...ports];
+}
+
+// canListen reports whether port can be bound on 127.0.0.1 now.
+function canListen(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  })));
-  const ports = servers.map((s) => s.address().port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+// retryTakenPorts calls start, which chooses free ports and starts a
+// process on them, up to three times while it fails because another
+// process took one of its ports before it bound it.
+export async function retryTakenPorts(start) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt === 3 || !/address already in use/i.test(err.message)) throw err;
+    }
+  }
 }
 
 // waitUntil polls check every 100 ms until it returns a truthy value.
@@ -34,16 +64,48 @@ export async function waitUntil(what, check, timeoutMs = 60_000) {
   }
 }
 
-// launch builds the command pkg (./deploy/cmd/<name>) into a fresh
-// temporary directory and starts it with vars(dir) over this process's
-// environment, in that directory or in cwd(dir). It returns once
-// ready(output) holds, with the process's output() and stop(), which sends
-// SIGTERM, expects exit status 0 and removes the directory.
-export async function launch(name, vars, ready, { cwd = (dir) => dir, timeoutMs = 180_000 } = {}) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `blockspace-${name}-`));
-  await chmod(dir, 0o755); // the private Postgres runs as the postgres OS user
+// Binaries built by this process, by command name: node --test runs each
+// file in a process of its own, and a file that starts a command twice
+// builds it once.
+const built = new Map();
+
+// binary returns the path of the command ./deploy/cmd/<name>. With
+// E2E_BIN_DIR set (make test-e2e builds every command the tests start
+// there, once for the whole run) it is the one in that directory;
+// without, `node --test` alone, the command is built on first use into a
+// temporary directory removed when the process exits.
+export function binary(name) {
+  if (!built.has(name)) built.set(name, locate(name));
+  return built.get(name);
+}
+
+async function locate(name) {
+  const shared = process.env.E2E_BIN_DIR;
+  if (shared) {
+    const bin = path.join(shared, name);
+    await access(bin).catch(() => {
+      throw new Error(`E2E_BIN_DIR=${shared} has no ${name}: build it with go build -o ${shared}/ ./deploy/cmd/${name} (make test-e2e does), or unset E2E_BIN_DIR`);
+    });
+    return bin;
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), `blockspace-bin-${name}-`));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const bin = path.join(dir, name);
   await promisify(execFile)('go', ['build', '-o', bin, `./deploy/cmd/${name}`], { cwd: repo, maxBuffer: 16 << 20 });
+  return bin;
+}
+
+// launch starts the command ./deploy/cmd/<name> (see binary) with
+// vars(dir) over this process's environment, dir being a fresh temporary
+// directory, in that directory or in cwd(dir). It returns once
+// ready(output) holds, with the process's output() and stop(), which sends
+// SIGTERM, expects exit status 0 and removes the directory. timeoutMs
+// only ends a broken start: on two cores shared with the Go tests a dev
+// stack has taken more than three minutes to be ready.
+export async function launch(name, vars, ready, { cwd = (dir) => dir, timeoutMs = 600_000 } = {}) {
+  const bin = await binary(name);
+  const dir = await mkdtemp(path.join(os.tmpdir(), `blockspace-${name}-`));
+  await chmod(dir, 0o755); // the private Postgres runs as the postgres OS user
   const env = { ...process.env, ...(await vars(dir)) };
   const child = spawn(bin, [], { cwd: cwd(dir), env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -61,12 +123,18 @@ export async function launch(name, vars, ready, { cwd = (dir) => dir, timeoutMs 
       if (code !== 0) throw new Error(`${name} exited with ${code ?? signal} after SIGTERM:\n${output}`);
     },
   };
+  // One poll asks both whether it is ready and whether it is gone, so a
+  // process that exits while starting ends the wait at once: nothing keeps
+  // polling, and this process, after the test.
+  let gone = null;
+  exited.then((r) => { gone = r; });
   try {
-    await Promise.race([
-      waitUntil(`${name} to be ready`, () => ready(output), timeoutMs),
-      exited.then(({ code, signal }) => { throw new Error(`${name} exited with ${code ?? signal} while starting:\n${output}`); }),
-    ]);
+    await waitUntil(`${name} to be ready`, () => {
+      if (gone) throw new Error(`${name} exited with ${gone.code ?? gone.signal} while starting:\n${output}`);
+      return ready(output);
+    }, timeoutMs);
   } catch (err) {
+    if (!gone) err.message += `; the end of its output:\n${output.slice(-4000)}`;
     await proc.stop().catch(() => {});
     throw err;
   }
@@ -80,12 +148,16 @@ export async function kafkaLibs() {
   return stdout.trim();
 }
 
-// startStack builds and starts the dev stack. env adds or overrides
+// startStack starts the dev stack (see binary). env adds or overrides
 // variables (README "Configuration"). The result carries the addresses
 // and stop(), which sends SIGTERM, expects a clean exit and removes the
 // data directory.
 export async function startStack(env = {}) {
   const libs = await kafkaLibs();
+  return retryTakenPorts(() => startStackOnce(libs, env));
+}
+
+async function startStackOnce(libs, env) {
   const [rest, admin, kafka, originator, searcher, orderflow, builder, chain] = await freePorts(8);
   const addr = (p) => `127.0.0.1:${p}`;
   const vars = (dir) => ({
