@@ -8,6 +8,12 @@
 // under Config.Dir/node-<id>, and cannot outlive the process that started it
 // (a parent-death signal). Nodes can be stopped, killed, paused and started
 // again on the same ports and data, which is how tests crash the broker.
+//
+// A node's first start copies its log directory from a storage template,
+// formatted once per machine by Kafka's storage tool and kept in
+// Config.Cache, with the cluster's, the node's and the directory's ids
+// written anew: the tool is a JVM of its own, and tests start over a
+// hundred brokers.
 package kraft
 
 import (
@@ -18,6 +24,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,6 +46,12 @@ type Config struct {
 	// else .cache/kafka/<Version>/libs of the repository holding the
 	// working directory.
 	Libs string
+	// Cache holds what the clusters of a machine share: the storage
+	// templates new nodes' log directories are copied from. Default: the
+	// directory above Libs, .cache/kafka/<Version>.
+	Cache string
+	// Java is the java launcher. Default: java on PATH.
+	Java string
 	// Nodes is how many nodes form the cluster, each a broker and a voter
 	// of the controller quorum. Default 1.
 	Nodes int
@@ -100,6 +113,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err != nil {
 		return c, err
+	}
+	if c.Cache == "" {
+		c.Cache = filepath.Dir(c.Libs)
+	}
+	if c.Java == "" {
+		if c.Java, err = exec.LookPath("java"); err != nil {
+			return c, errors.New("kraft: config: no java on PATH; run scripts/ensure-kafka.sh (make test does)")
+		}
 	}
 	return c, nil
 }
@@ -198,7 +219,7 @@ func properties(c Config, n *Node, voters string) string {
 		"listener.security.protocol.map":                   "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 		"controller.listener.names":                        "CONTROLLER",
 		"inter.broker.listener.name":                       "PLAINTEXT",
-		"log.dirs":                                         filepath.Join(n.dir, "data"),
+		"log.dirs":                                         n.dataDir(),
 		"auto.create.topics.enable":                        "false",
 		"group.initial.rebalance.delay.ms":                 "0",
 		"default.replication.factor":                       rf,
