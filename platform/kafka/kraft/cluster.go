@@ -28,6 +28,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kraft: %w", err)
 	}
+	if cfg.archiveOut == "" {
+		cfg = cfg.withArchive()
+	}
 	clusterID, err := readOrCreate(filepath.Join(cfg.Dir, "cluster-id"), newClusterID)
 	if err != nil {
 		return nil, err

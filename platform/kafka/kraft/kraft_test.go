@@ -244,13 +244,15 @@ func count(lines []string, main string) int {
 	return n
 }
 
-// The storage tool runs once per cache, not once per node: a second
-// cluster's node starts from the template the first one left.
-func TestSecondClusterRunsNoStorageTool(t *testing.T) {
+// The first cluster on a machine formats the storage template and, with no
+// class archive yet, launches its broker without one. Once TrainArchive
+// made the archive, a second cluster's node runs no storage tool and its
+// JVM maps the archive.
+func TestSecondClusterStartsFromTheTemplateAndArchive(t *testing.T) {
 	java, launches := recordingJava(t)
 	cache := t.TempDir()
 	ctx := testContext(t)
-	for i := range 2 {
+	start := func() *kraft.Cluster {
 		cfg := kraft.TestConfig(t.TempDir())
 		cfg.Java, cfg.Cache = java, cache
 		c, err := kraft.Start(ctx, cfg)
@@ -259,10 +261,34 @@ func TestSecondClusterRunsNoStorageTool(t *testing.T) {
 		}
 		_ = c.Node(1).Kill()
 		if got := count(launches(), "kafka.tools.StorageTool"); got != 1 {
-			t.Fatalf("after cluster %d the storage tool ran %d times, want once:\n%s", i+1, got, strings.Join(launches(), "\n"))
+			t.Fatalf("the storage tool ran %d times, want once:\n%s", got, strings.Join(launches(), "\n"))
 		}
+		return c
 	}
-	if got := count(launches(), "kafka.Kafka"); got < 2 {
-		t.Fatalf("%d brokers launched, want at least 2:\n%s", got, strings.Join(launches(), "\n"))
+	lastLaunch := func() string { l := launches(); return l[len(l)-1] }
+
+	start()
+	if l := lastLaunch(); !strings.Contains(l, "kafka.Kafka") || strings.Contains(l, "SharedArchiveFile") {
+		t.Fatalf("with no archive trained, the broker was launched as\n%s", l)
+	}
+	cfg := kraft.TestConfig(t.TempDir())
+	cfg.Java, cfg.Cache = java, cache
+	archive, err := kraft.TrainArchive(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(archive); err != nil || filepath.Dir(archive) != cache {
+		t.Fatalf("class archive %s: %v; want it in %s", archive, err, cache)
+	}
+	c := start()
+	if l := lastLaunch(); !strings.Contains(l, "kafka.Kafka") || !strings.Contains(l, "-XX:SharedArchiveFile="+archive) {
+		t.Fatalf("the second cluster's broker was launched without the archive:\n%s", l)
+	}
+	if log := c.Node(1).LogTail(5000); strings.Contains(log, "shared archive") {
+		t.Fatalf("the JVM did not map the archive:\n%s", log)
+	}
+	launched := len(launches())
+	if again, err := kraft.TrainArchive(ctx, cfg); err != nil || again != archive || len(launches()) != launched {
+		t.Fatalf("TrainArchive once there is an archive: %s %v, %d JVMs launched", again, err, len(launches())-launched)
 	}
 }
