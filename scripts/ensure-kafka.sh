@@ -4,6 +4,10 @@
 # missing), and the broker's jars, resolved from Maven Central by
 # deploy/kafka/pom.xml into .cache/kafka/<version>/libs. Maven keeps what it
 # downloaded in ~/.m2, so a second clone on the same machine resolves offline.
+# Then the class-data sharing archive the brokers' JVMs map to start with
+# less CPU (platform/kafka/kraft/cmd/kraftarchive), trained beside libs once
+# per JVM and set of jars; without Go, or if training fails, brokers start
+# without it, only slower.
 #
 # Prints the libs directory. Idempotent and quiet when everything is there;
 # on failure it prints the failing command's output.
@@ -18,13 +22,27 @@ if [[ -z $version ]]; then
 fi
 libs="$root/.cache/kafka/$version/libs"
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# archive trains the class archive unless it is there (then it takes a
+# fraction of a second); a failure is reported and costs only speed.
+archive() {
+	local go=${GO:-go}
+	if ! command -v "$go" >/dev/null; then
+		return
+	fi
+	if ! (cd "$root" && KAFKA_LIBS=$libs "$go" run ./platform/kafka/kraft/cmd/kraftarchive) >"$log" 2>&1; then
+		echo "ensure-kafka: no class archive, brokers start without it:" >&2
+		cat "$log" >&2
+	fi
+}
+
 if [[ -f $libs/.complete ]]; then
+	archive
 	echo "$libs"
 	exit 0
 fi
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -72,4 +90,5 @@ touch "$tmp/.complete"
 rm -rf "$libs"
 mkdir -p "$(dirname "$libs")"
 mv "$tmp" "$libs"
+archive
 echo "$libs"

@@ -28,6 +28,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kraft: %w", err)
 	}
+	if cfg.archiveOut == "" {
+		cfg = cfg.withArchive()
+	}
 	clusterID, err := readOrCreate(filepath.Join(cfg.Dir, "cluster-id"), newClusterID)
 	if err != nil {
 		return nil, err
@@ -54,10 +57,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, clusterID string) error {
-	for _, n := range c.nodes {
-		if err := n.format(ctx, clusterID); err != nil {
-			return err
-		}
+	if err := c.prepare(ctx, clusterID); err != nil {
+		return err
 	}
 	for _, n := range c.nodes {
 		if err := n.launch(); err != nil {
@@ -69,6 +70,31 @@ func (c *Cluster) start(ctx context.Context, clusterID string) error {
 	for _, n := range c.nodes {
 		if err := n.waitReady(ctx); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// prepare writes every node's configuration and gives the nodes that have
+// never run a log directory formatted for the cluster, copied from the
+// storage template. A node that ran before keeps its data.
+func (c *Cluster) prepare(ctx context.Context, clusterID string) error {
+	var tmpl string
+	for _, n := range c.nodes {
+		if err := n.writeConfig(); err != nil {
+			return err
+		}
+		if formatted(n.dataDir()) {
+			continue
+		}
+		var err error
+		if tmpl == "" {
+			if tmpl, err = storageTemplate(ctx, c.cfg); err != nil {
+				return err
+			}
+		}
+		if err := formatFrom(tmpl, n.dataDir(), clusterID, n.id); err != nil {
+			return fmt.Errorf("kraft: node %d: %w", n.id, err)
 		}
 	}
 	return nil

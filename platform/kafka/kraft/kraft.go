@@ -8,6 +8,15 @@
 // under Config.Dir/node-<id>, and cannot outlive the process that started it
 // (a parent-death signal). Nodes can be stopped, killed, paused and started
 // again on the same ports and data, which is how tests crash the broker.
+//
+// A node's first start copies its log directory from a storage template,
+// formatted once per machine by Kafka's storage tool and kept in
+// Config.Cache, with the cluster's, the node's and the directory's ids
+// written anew: the tool is a JVM of its own, and tests start over a
+// hundred brokers. The JVMs map a class-data sharing archive of the
+// broker's classes when Config.Cache has one (TrainArchive makes it;
+// scripts/ensure-kafka.sh runs that), which takes about 40% off the CPU a
+// broker needs to start.
 package kraft
 
 import (
@@ -18,6 +27,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,6 +49,13 @@ type Config struct {
 	// else .cache/kafka/<Version>/libs of the repository holding the
 	// working directory.
 	Libs string
+	// Cache holds what the clusters of a machine share: the storage
+	// templates new nodes' log directories are copied from and the JVM's
+	// class archives. Default: the directory above Libs,
+	// .cache/kafka/<Version>.
+	Cache string
+	// Java is the java launcher. Default: java on PATH.
+	Java string
 	// Nodes is how many nodes form the cluster, each a broker and a voter
 	// of the controller quorum. Default 1.
 	Nodes int
@@ -59,6 +76,10 @@ type Config struct {
 	// broker answering. Default 3m: a JVM started while the tests compile
 	// with -race on two cores has taken 90 s.
 	StartTimeout time.Duration
+
+	classPath  string // the jars of Libs
+	archive    string // the class archive the JVMs map, if any
+	archiveOut string // where the JVM writes its classes at exit, when training
 }
 
 // DefaultHeap is each node's JVM heap unless Config.Heap says otherwise.
@@ -100,6 +121,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err != nil {
 		return c, err
+	}
+	if c.classPath, err = classPath(c.Libs); err != nil {
+		return c, err
+	}
+	if c.Cache == "" {
+		c.Cache = filepath.Dir(c.Libs)
+	}
+	if c.Java == "" {
+		if c.Java, err = exec.LookPath("java"); err != nil {
+			return c, errors.New("kraft: config: no java on PATH; run scripts/ensure-kafka.sh (make test does)")
+		}
 	}
 	return c, nil
 }
@@ -198,7 +230,7 @@ func properties(c Config, n *Node, voters string) string {
 		"listener.security.protocol.map":                   "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 		"controller.listener.names":                        "CONTROLLER",
 		"inter.broker.listener.name":                       "PLAINTEXT",
-		"log.dirs":                                         filepath.Join(n.dir, "data"),
+		"log.dirs":                                         n.dataDir(),
 		"auto.create.topics.enable":                        "false",
 		"group.initial.rebalance.delay.ms":                 "0",
 		"default.replication.factor":                       rf,
@@ -248,7 +280,15 @@ func jvmArgs(c Config, n *Node) []string {
 		"-Xmx" + c.Heap, "-Xms" + c.Heap,
 		"-Djava.awt.headless=true",
 		"-Dlog4j2.configurationFile=" + filepath.Join(n.dir, "log4j2.yaml"),
-		"-cp", filepath.Join(c.Libs, "*"),
+		"-cp", c.classPath,
+	}
+	// A class archive that does not fit this JVM or class path is left
+	// out with a warning (-Xshare:auto, the default).
+	if c.archive != "" {
+		args = append(args, "-XX:SharedArchiveFile="+c.archive)
+	}
+	if c.archiveOut != "" {
+		args = append(args, "-XX:ArchiveClassesAtExit="+c.archiveOut)
 	}
 	if c.QuickStart {
 		args = append(args, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData")

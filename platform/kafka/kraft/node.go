@@ -63,9 +63,8 @@ func (n *Node) LogTail(lines int) string {
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
-// format writes the node's server.properties and logging setup, and
-// formats its log directory unless an earlier run did.
-func (n *Node) format(ctx context.Context, clusterID string) error {
+// writeConfig writes the node's server.properties and logging setup.
+func (n *Node) writeConfig() error {
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return fmt.Errorf("kraft: node %d: %w", n.id, err)
 	}
@@ -75,19 +74,11 @@ func (n *Node) format(ctx context.Context, clusterID string) error {
 	if err := os.WriteFile(filepath.Join(n.dir, "log4j2.yaml"), []byte(log4j2), 0o644); err != nil {
 		return fmt.Errorf("kraft: node %d: %w", n.id, err)
 	}
-	if _, err := os.Stat(filepath.Join(n.dir, "data", "meta.properties")); err == nil {
-		return nil
-	}
-	// The id is URL-safe base64 and may begin with '-': given as a
-	// separate argument it would be read as an option.
-	args := append(jvmArgs(n.cfg, n), "kafka.tools.StorageTool", "format", "--ignore-formatted",
-		"--cluster-id="+clusterID, "--config="+filepath.Join(n.dir, "server.properties"))
-	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kraft: node %d: format %s: %w\n%s", n.id, n.dir, err, out)
-	}
 	return nil
 }
+
+// dataDir is the node's log directory.
+func (n *Node) dataDir() string { return filepath.Join(n.dir, "data") }
 
 // Start launches the node's process on its ports and data and returns once
 // its broker answers with itself registered, or fails with the log's tail
@@ -117,7 +108,7 @@ func (n *Node) launch() error {
 	defer log.Close()
 	fmt.Fprintf(log, "---- kraft: starting node %d at %s ----\n", n.id, time.Now().Format(time.RFC3339Nano))
 	args := append(jvmArgs(n.cfg, n), "kafka.Kafka", filepath.Join(n.dir, "server.properties"))
-	cmd := exec.Command("java", args...)
+	cmd := exec.Command(n.cfg.Java, args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	// SIGTERM on our death is the broker's controlled shutdown.
