@@ -3,6 +3,7 @@ package ingress_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -472,7 +473,15 @@ func cancelItems(t testing.TB, a answer) []map[string]any {
 func (h *harness) placeIDs(u user, fam topics.Family, bodies ...string) []int64 {
 	h.t.Helper()
 	var ids []int64
-	for _, o := range orders(h.t, h.place(u, fam, "["+strings.Join(bodies, ",")+"]")) {
+	body := "[" + strings.Join(bodies, ",") + "]"
+	var a answer
+	// A 503 with Retry-After is documented back-pressure (Kafka or the
+	// database slow for a moment, nothing stored): a client sends again.
+	poll.Until(h.t, "the orders accepted, not refused with 503", func() bool {
+		a = h.place(u, fam, body)
+		return a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == ""
+	})
+	for _, o := range orders(h.t, a) {
 		if errorCode(o) != 0 {
 			h.t.Fatalf("refused: %v", o)
 		}
