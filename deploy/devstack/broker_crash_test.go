@@ -95,7 +95,9 @@ func (l *crashLoad) covers(i int) bool {
 // account lost exactly the acknowledged transfers and withdrawals (with
 // their fees), and the ledger audit, quiescent checks included, is clean.
 func TestBrokerKilledWhileTrading(t *testing.T) {
-	t.Parallel()
+	// Not parallel: with other stacks beside it on two cores, the stack
+	// has been seen to stop serving during the outage, and then to hang
+	// in its shutdown on a produce to the dead broker (to be found out).
 	broker := kafkatest.StartBroker(t)
 	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ",")})
 	ctx := t.Context()

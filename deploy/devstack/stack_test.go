@@ -91,7 +91,15 @@ func startStackWith(t *testing.T, dataDir string, env map[string]string) *runnin
 		}
 		stopped = true
 		cancel()
-		return <-done
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(poll.Timeout):
+			// A stack that cannot stop would hold the test binary until
+			// its timeout, with nothing said of why.
+			t.Errorf("the dev stack did not stop within %s of its cancel", poll.Timeout)
+			return nil
+		}
 	}
 	t.Cleanup(func() { _ = r.stop() })
 	return r
