@@ -97,7 +97,7 @@ func (l *crashLoad) covers(i int) bool {
 func TestBrokerKilledWhileTrading(t *testing.T) {
 	// Not parallel: with other stacks beside it on two cores, the stack
 	// has been seen to stop serving during the outage, and then to hang
-	// in its shutdown on a produce to the dead broker (to be found out).
+	// in its shutdown on a produce to the dead broker (not yet explained).
 	broker := kafkatest.StartBroker(t)
 	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ",")})
 	ctx := t.Context()
