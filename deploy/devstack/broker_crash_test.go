@@ -99,7 +99,8 @@ func TestBrokerKilledWhileTrading(t *testing.T) {
 	// has been seen to stop serving during the outage, and then to hang
 	// in its shutdown on a produce to the dead broker (not yet explained).
 	broker := kafkatest.StartBroker(t)
-	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ",")})
+	// Its own PostgreSQL cluster too, as the drill always had.
+	s := startStackWith(t, worldTempDir(t), map[string]string{"KAFKA_BROKERS": strings.Join(broker.Addrs(), ","), "DATABASE_URL": ""})
 	ctx := t.Context()
 	c := client{t: t, base: s.Addresses().REST}
 	tr := logIn(t, c, newWallet(t))
