@@ -25,13 +25,7 @@ import (
 // partitions or configuration, use a broker of their own (StartBroker).
 func Shared(t testing.TB) []string {
 	t.Helper()
-	addrs := krafttest.Shared(t, catalog())
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if err := createCatalog(ctx, addrs); err != nil {
-		t.Fatalf("kafkatest: create the catalog's topics: %v", err)
-	}
-	return addrs
+	return withCatalog(t, krafttest.Shared(t, catalog()))
 }
 
 // Empty empties the shared broker again for t, which holds it (Shared),
@@ -39,12 +33,19 @@ func Shared(t testing.TB) []string {
 // record, no group and no open transaction is left.
 func Empty(t testing.TB) {
 	t.Helper()
-	krafttest.Empty(t, catalog())
+	withCatalog(t, krafttest.Empty(t, catalog()))
+}
+
+// withCatalog creates the catalog's missing topics on the emptied broker
+// at addrs and returns addrs once every partition is served.
+func withCatalog(t testing.TB, addrs []string) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := createCatalog(ctx, krafttest.Shared(t, nil)); err != nil {
+	if err := createCatalog(ctx, addrs); err != nil {
 		t.Fatalf("kafkatest: create the catalog's topics: %v", err)
 	}
+	return addrs
 }
 
 // StopShared stops the shared broker after the tests (krafttest.StopShared).
@@ -73,47 +74,13 @@ func catalog() krafttest.Keep {
 	return keep
 }
 
-// createCatalog creates the catalog's missing topics and waits until each
-// partition has a leader.
+// createCatalog creates the catalog's missing topics; EnsureTopics
+// returns once every partition answers.
 func createCatalog(ctx context.Context, addrs []string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ClientID("kafkatest-catalog"))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	if err := kafka.EnsureTopics(ctx, adm, topics.Catalog()); err != nil {
-		return err
-	}
-	for {
-		listed, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx))
-		if err != nil {
-			return err
-		}
-		if led(listed) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// led reports whether every partition of every catalog topic is listed
-// with a leader.
-func led(listed kadm.TopicDetails) bool {
-	for _, spec := range topics.Catalog() {
-		d, ok := listed[spec.Name]
-		if !ok || d.Err != nil || len(d.Partitions) < int(spec.Partitions) {
-			return false
-		}
-		for _, p := range d.Partitions {
-			if p.Err != nil || p.Leader < 0 {
-				return false
-			}
-		}
-	}
-	return true
+	return kafka.EnsureTopics(ctx, kadm.NewClient(cl), topics.Catalog())
 }

@@ -82,9 +82,9 @@ func Shared(t testing.TB, keep Keep) []string {
 }
 
 // Empty empties the shared broker again for t, which holds it (Shared),
-// as Shared did when t took it: a test that runs one scenario twice
-// gives each run a broker as new.
-func Empty(t testing.TB, keep Keep) {
+// as Shared did when t took it, and returns its addresses: a test that
+// runs one scenario twice gives each run a broker as new.
+func Empty(t testing.TB, keep Keep) []string {
 	t.Helper()
 	shared.mu.Lock()
 	holds := shared.holder == t
@@ -93,6 +93,7 @@ func Empty(t testing.TB, keep Keep) {
 		t.Fatalf("krafttest: Empty by a test that does not hold the shared broker; call Shared first")
 	}
 	empty(t, shared.c, keep)
+	return shared.c.Addrs()
 }
 
 // empty runs reset on c, failing t with the broker's log when it fails.
